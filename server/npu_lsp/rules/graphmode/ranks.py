@@ -1963,6 +1963,11 @@ class Ranks:
             return isinstance(values(self.ctx).of(e, func), (av.Tensor, av.Scalar))
         if type(e) is ast.Subscript and _self_attr(e.value):
             return self._tensor_cache(e.value.attr, func)  # type: ignore[attr-defined]
+        if type(e) is ast.Call and type(e.func) is ast.Attribute and e.func.attr == "item" and not e.args and not e.keywords:
+            # `t.item()` of a graph tensor: a number of the graph, not a JIT Fallback object
+            # (written/lax probes `fix35b_dy_item_*`: `x + x[0, 0].item() * 0.1` of a
+            # `set_inputs` input keeps its run-time first size; difftest v6 seed 12000541)
+            return is_tensor(self.ev(e.func.value, env, func, 0))
         return False
 
     def _tensor_cache(self, attr: str, func: ast.AST) -> bool:
@@ -2689,7 +2694,7 @@ def ranks(ctx: Context) -> Ranks:
 _PROBES: Final = (11, 13)
 
 
-def declared_dynamic_size(t: ast.expr, dim: int | None, func: ast.AST, ctx: Context) -> bool:
+def declared_dynamic_size(t: ast.expr, dim: int | None, func: ast.AST, ctx: Context, comprehension: bool = False) -> bool:
     """Is dimension `dim` (None: any) of the tensor `t` in `func` one MindSpore knows only at
     run time because `net.set_inputs(Tensor(shape=[None, 3], ...))` declares a dimension of
     the network's input unknown, and `t` keeps it (`x = self.stage0(x)` through sub-cells,
@@ -2697,12 +2702,13 @@ def declared_dynamic_size(t: ast.expr, dim: int | None, func: ast.AST, ctx: Cont
     followed twice, the declared `None` dimension given two sizes in turn: a dimension of
     `t` known in both runs and different between them is that size carried on. A dimension
     that does not change (a reduction dropped it, `x[0]`, a constant reshape) or is not known
-    in both says nothing."""
+    in both says nothing. `comprehension`: `t` may sit in a comprehension (its first
+    iterable), the comprehension's own names unknown."""
     key = ("declared-dynamic-ranks",)
     runs = ctx.cache.get(key)
     if not isinstance(runs, tuple):
         runs = ctx.cache[key] = tuple(Ranks(ctx, probe) for probe in _PROBES)
-    a, b = (r.value_at(t, func, first=True) for r in runs)
+    a, b = (r.value_at(t, func, first=True, comprehension=comprehension) for r in runs)
     if not a or len(a) != len(b):
         return False
     for va, vb in zip(a, b, strict=True):
