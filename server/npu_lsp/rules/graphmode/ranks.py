@@ -2092,18 +2092,18 @@ class Ranks:
             return None
         axis %= len(src)
         if type(sizes_e) is ast.Name:
+            # `sizes = [1, 2]` (or a tuple) then `mint.split(x, sizes, dim=1)`: the items the
+            # flow keeps for the name, as it was bound and not changed since (fresh v6 seeds
+            # 12000321 and 12000415, where losing `x` left its `if x.ndim == 2:` undecided)
+            # (a name of an int size is read below, as the size itself)
             listed = env.get(_LIST + sizes_e.id)
             if isinstance(listed, Items) and listed.values:
-                # `sizes = [1, 2]` then `mint.split(x, sizes, dim=1)` (fresh v6 seed 12000321)
                 return Items(
                     tuple(
                         (*src[:axis], n if type(n) is int and n >= 0 else None, *src[axis + 1 :])
                         for n in listed.values
                     )
                 )
-            # a name bound to a list display the flow does not carry (difftest v6 seed
-            # 12000415, where losing `x` left its `if x.ndim == 2:` undecided)
-            sizes_e = self._bound_display(sizes_e, func) or sizes_e
         if isinstance(sizes_e, (ast.List, ast.Tuple)):
             if not sizes_e.elts or any(isinstance(d, ast.Starred) for d in sizes_e.elts):
                 return None
@@ -2119,22 +2119,6 @@ class Ranks:
             if not sizes:
                 return None
         return Items(tuple((*src[:axis], n, *src[axis + 1 :]) for n in sizes))
-
-    def _bound_display(self, name: ast.Name, func: ast.AST) -> ast.List | ast.Tuple | None:
-        """The list or tuple display `name` is bound to once in `func` and never touched
-        through an attribute (`sizes.append(...)`) or an item store."""
-        found = self.host.bindings(func).get(name.id)
-        if not found or len(found) != 1 or not isinstance(found[0], (ast.List, ast.Tuple)):
-            return None
-        for n in ast.walk(func):
-            t = type(n)
-            if (
-                (t is ast.Attribute or (t is ast.Subscript and type(n.ctx) is not ast.Load))  # type: ignore[attr-defined]
-                and type(n.value) is ast.Name  # type: ignore[attr-defined]
-                and n.value.id == name.id  # type: ignore[attr-defined]
-            ):
-                return None
-        return found[0]
 
     def _items(self, seq: ast.expr, env: Env, func: ast.AST, depth: int) -> list[Val] | None:
         """The values of a tuple or list display, or of a list comprehension MindSpore
