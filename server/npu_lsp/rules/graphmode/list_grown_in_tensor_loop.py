@@ -163,13 +163,14 @@ class ListGrownInTensorLoop(GraphRule):
         if ctx.qualname(node.func) != "builtins." + fold:
             return ()
         name = a0.id
+        # the loops first: most functions have none of unknown trip count before the call
+        loop = _growing_scalar_range_loop(name, node, ctx)
+        if loop is None:
+            return ()
         start = analyzer(ctx).single_assignment(name, ctx.function)
         if isinstance(start, ast.List) and start.elts:
             return ()
         if _guarded(node, name, ctx):  # type: ignore[arg-type]
-            return ()
-        loop = _growing_scalar_range_loop(name, node, ctx)
-        if loop is None:
             return ()
         said = "Cannot join the return values of different branches" if fold == "sum" else f"{fold}() arg is an empty sequence"
         return [
