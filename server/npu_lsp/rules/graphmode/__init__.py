@@ -33,6 +33,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     dict_unpack_merge,
     differentiated_function_called_again,
     duplicate_parameter_names,
+    dynamic_length_rows_read,
     empty_deque_grown,
     enum_member_in_graph,
     fallback_closure_unpack,

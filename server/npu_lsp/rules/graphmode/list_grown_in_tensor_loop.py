@@ -22,8 +22,11 @@ from npu_lsp.rules.graphmode.entries import entry_callers
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, file_mentions
 from npu_lsp.rules.graphmode.host_values import host_scalar
+from npu_lsp.rules.graphmode.ranks import declared_dynamic_size
 
 _GROW = frozenset({"append", "extend", "insert"})
+#: the builtins that fold a whole list and fail on an empty one, as MindSpore compiles them
+_FOLDS = frozenset({"max", "min", "sum"})
 # mindspore.ops functions and primitives that need at least one element
 _NEEDS_ELEMENTS = frozenset({"stack", "concat", "cat", "hstack", "vstack", "Stack", "Concat"})
 
@@ -45,11 +48,21 @@ class ListGrownInTensorLoop(GraphRule):
     the file declares unknown with `set_inputs` (`range(x.shape[0])`, `ops.unstack(x, 0)`,
     the input itself or `enumerate` of it, also in a method of the cell or of an
     `@ms.jit_class` / plain object the cell holds that `construct` gives the input,
-    under `net.set_inputs(Tensor(shape=[None, 3, 4], ...))`): that loop is unrolled while
-    compiling, with no iterations (a list holding elements before such a loop cannot be
-    stacked either).
+    under `net.set_inputs(Tensor(shape=[None, 3, 4], ...))`, any dimension `None`; or a
+    tensor computed from such an input that keeps the unknown dimension, `y = ops.relu(x)`,
+    `x = x * 2` before the method is called): that loop is unrolled while compiling, with
+    no iterations (a list holding elements before such a loop cannot be stacked either).
+    A tuple or list grown by concatenation (`outs = outs + (r,)`, `outs += (r,)`) in such
+    a loop is as empty. `max(lst)` / `min(lst)` / `sum(lst)` of a list left empty that way
+    are flagged too ("max() arg is an empty sequence"; `sum`: "Cannot join the return
+    values of different branches"), `len(lst)` compiles.
     The same for a list comprehension over such a `range` (`[v[i] for i in
-    range(v.shape[0])]` after `masked_select`). A `for` (or a comprehension) over a parameter
+    range(v.shape[0])]` after `masked_select`) or directly over a dynamic-shape result
+    (`[r * 2 for r in ops.masked_select(x, m)]`); and `ops.stack` of a comprehension over
+    the rows of a `set_inputs` input of unknown size (or a tensor computed from it, or a
+    helper's `return [... for r in t]` given one), which MindSpore makes a sequence of
+    dynamic length ("'TensorType' object is not subscriptable"; MS243 has its other
+    readers). A `for` (or a comprehension) over a parameter
     every module-level call gives `ms.mutable([...], True)`, a sequence of dynamic length, is
     such a loop too, and such a parameter given to `ops.stack` itself (also `list(p)`), or to
     a concatenating op once the function grows it (`p.append(x)`). A constant index (`lst[0]`, `lst[-1]`) of a list left empty by such a
@@ -97,6 +110,10 @@ class ListGrownInTensorLoop(GraphRule):
       `genfresh34_dy_*` (`for r in x` then `ops.stack`, `outs[0]`, in `construct`, a
       method, a jit_class or plain object's method: rejected at both levels; accumulating
       a tensor, a declared `[2, 3]` and no `set_inputs` compile).
+    - Derived tensors, any `None` dimension, tuples grown by concatenation, `max` / `min` /
+      `sum` of the emptied list, comprehensions stacked: written/lax probes `fix35b_dy_*`
+      (54 judged; a declared `[2, 3]`, `len(lst)` and a comprehension indexed at `[0]`
+      compile), difftest v6 seed 12000541.
     - Direct iteration of a dynamic-shape tensor: the written set `domains`
       (`gnn_readout_python_split`) and its `iterate_*` probes (an input tensor iterated, and
       a `masked_select` result accumulated without a list, compile).
@@ -113,7 +130,7 @@ class ListGrownInTensorLoop(GraphRule):
         if not node.args or ctx.function is None:
             return ()
         a0 = node.args[0]
-        if not (type(a0) is ast.Name or type(a0) is ast.ListComp or type(a0) is ast.BinOp) and not _sequence_copy(a0):
+        if not (type(a0) is ast.Name or type(a0) is ast.ListComp or type(a0) is ast.BinOp) and not _sequence_copy(a0) and not _helper_call(a0):
             return ()
         if not file_mentions(ctx, "while") and not file_mentions(ctx, "range") and not file_mentions(ctx, "for "):
             # no loop anywhere: only a list repeated by a run-time count, or a sequence of
@@ -126,9 +143,43 @@ class ListGrownInTensorLoop(GraphRule):
                 return [ctx.diagnostic(self, node, given)]
             repeat = _repeated_by_scalar(node.args[0], node, ctx) if star else None
             return [ctx.diagnostic(self, node, _repeat_message(repeat, ctx))] if repeat is not None else ()
+        if type(node.func) is ast.Name and node.func.id in _FOLDS:
+            return self._folded(node, ctx)
         if not _needs_elements(node.func, ctx):
             return ()
         return self._check(node, node.args[0], ctx)
+
+    def _folded(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
+        """`max(lst)` / `min(lst)` / `sum(lst)` of a list that starts empty and is grown only
+        in a loop of unknown trip count: still empty here. Measured at both levels (written/lax
+        probes `genfresh34_dy_for_max`, `fix35b_dy_for_{max,min,sum}_*`: over a `set_inputs`
+        input, a tensor derived from one, a `masked_select` result, `range` of a run-time
+        scalar): `max` / `min` fail ("max() arg is an empty sequence"), and so does `sum`
+        ("Cannot join the return values of different branches"); `len(lst)` compiles."""
+        a0 = node.args[0]
+        if len(node.args) != 1 or node.keywords or type(a0) is not ast.Name or ctx.function is None:
+            return ()
+        fold = node.func.id  # type: ignore[attr-defined]
+        if ctx.qualname(node.func) != "builtins." + fold:
+            return ()
+        name = a0.id
+        # the loops first: most functions have none of unknown trip count before the call
+        loop = _growing_scalar_range_loop(name, node, ctx)
+        if loop is None:
+            return ()
+        start = analyzer(ctx).single_assignment(name, ctx.function)
+        if isinstance(start, ast.List) and start.elts:
+            return ()
+        if _guarded(node, name, ctx):  # type: ignore[arg-type]
+            return ()
+        said = "Cannot join the return values of different branches" if fold == "sum" else f"{fold}() arg is an empty sequence"
+        return [
+            ctx.diagnostic(
+                self,
+                node,
+                f"`{name}` starts empty and is grown only inside the `for` on line {loop.lineno}, whose length is known only at run time: the graph unrolls that loop while compiling with no passes, so `{name}` is still empty here and `{fold}({name})` fails (\"{said}\"); reduce a tensor instead (`ops.stack` the rows of a fixed count, or compute on the tensor itself)",
+            )
+        ]
 
     def wants_call(self, callee: type[ast.AST], called: str, receiver: str) -> bool:
         # `_needs_elements`' name tests: `P.Stack()(...)`, a name resolving to a stacking op,
@@ -137,7 +188,7 @@ class ListGrownInTensorLoop(GraphRule):
             return True
         if callee is ast.Attribute:
             return called in _NEEDS_ELEMENTS or receiver == "self"
-        return callee is ast.Name and called in _NEEDS_ELEMENTS
+        return callee is ast.Name and (called in _NEEDS_ELEMENTS or called in _FOLDS)
 
     def file_calls(self, ctx: Context) -> frozenset[str] | None:
         # `_needs_elements`' names: a stacking op's, a call of a call's (""), or an
@@ -150,7 +201,7 @@ class ListGrownInTensorLoop(GraphRule):
         counts = ctx.text_words()
         if counts is None or counts.get("class", 0) != len(classes):
             return None
-        names = set(_NEEDS_ELEMENTS) | {""}
+        names = set(_NEEDS_ELEMENTS) | _FOLDS | {""}
         a = analyzer(ctx)
         for cls in classes:
             for attr, values in a._self_values(cls).items():
@@ -224,6 +275,22 @@ class ListGrownInTensorLoop(GraphRule):
                 self,
                 node,
                 f"the list comprehension on line {comp.lineno} runs over `{ctx.segment(comp.generators[0].iter)}`, a sequence of dynamic length (`ms.mutable(..., True)`): the graph cannot unroll it over known items, so the list cannot be stacked here",
+            )
+            return
+        rows = computed_length_rows(arg, ctx) if _stacks(node.func, ctx) else None
+        if rows is not None:
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"the list comprehension on line {rows.lineno} runs over `{ctx.segment(rows.generators[0].iter)}`, a tensor whose length is known only at run time: the graph unrolls it while compiling, when that length is not known, so the list is empty here (\"For 'Stack', the 'len of input_x' must be int and must >= 1, but got '0'\"); stack or slice the tensor itself",
+            )
+            return
+        rows = dynamic_length_rows(arg, ctx) if _stacks(node.func, ctx) else None
+        if rows is not None:
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"the list comprehension on line {rows.lineno} runs over `{ctx.segment(rows.generators[0].iter)}`, a tensor whose shape is known only at run time (`set_inputs` declares a dimension `None`): MindSpore makes it a sequence of dynamic length, which cannot be stacked (\"'TensorType' object is not subscriptable\"); stack or slice the tensor itself",
             )
             return
         repeat = _repeated_by_scalar(arg, node, ctx)
@@ -461,16 +528,61 @@ def _growing_scalar_range_loop(name: str, call: ast.expr, ctx: Context) -> ast.F
         return None
     a = analyzer(ctx)
     start = a.single_assignment(name, func)
-    if not isinstance(start, ast.List):
+    rebound = not isinstance(start, ast.List)
+    if rebound and not _starts_empty_then_concatenated(name, func, a):
         return None
+    grown_in = _rebound_growth if rebound else _grown_names
     for n in loops:
         if (
             _unknown_trip_count(n.iter, ctx, a)
-            and name in set(_grown_names(n.body))
+            and name in set(grown_in(n.body))
         ):
-            everywhere = list(_grown_names(getattr(func, "body", [])))
-            return n if everywhere.count(name) == list(_grown_names(n.body)).count(name) else None
+            everywhere = list(grown_in(getattr(func, "body", [])))
+            return n if everywhere.count(name) == list(grown_in(n.body)).count(name) else None
     return None
+
+
+def _starts_empty_then_concatenated(name: str, func: ast.AST, a: Analyzer) -> bool:
+    """Is `name` bound first to `()` / `[]` and otherwise only to itself plus a display
+    (`outs = outs + (r * 2,)`, `outs += (r,)`, `outs = outs + [r]`)? Grown that way only in a
+    `for` of unknown trip count, it is as empty after the loop as a list appended to there
+    (measured at both levels: written/lax probes `genfresh34_dy_for_tuple`,
+    `fix35b_dy_for_tuple_*`, `fix35b_dy_for_list_concat_op`)."""
+    values = a.assigned_values(name, func)
+    if len(values) < 2 or len(values) != len(a.bindings_of(name, func)):
+        return False
+    first = values[0]
+    if not (type(first) in (ast.List, ast.Tuple) and not first.elts):  # type: ignore[attr-defined]
+        return False
+    return all(_concatenated_to(v, name) for v in values[1:])
+
+
+def _concatenated_to(v: ast.expr, name: str) -> bool:
+    """`name + (item,)` / `name + [item]`: the sequence `name` with a display added."""
+    return (
+        type(v) is ast.BinOp
+        and type(v.op) is ast.Add
+        and type(v.left) is ast.Name
+        and v.left.id == name
+        and type(v.right) in (ast.List, ast.Tuple)
+    )
+
+
+def _rebound_growth(body: list[ast.stmt]) -> Iterable[str]:
+    """Names a loop body grows by binding them to themselves plus a display (`outs = outs +
+    (r,)`, `outs += (r,)`)."""
+    for st in body:
+        for s in ast.walk(st):
+            if type(s) is ast.Assign and len(s.targets) == 1 and type(s.targets[0]) is ast.Name:
+                if _concatenated_to(s.value, s.targets[0].id):
+                    yield s.targets[0].id
+            elif (
+                type(s) is ast.AugAssign
+                and type(s.op) is ast.Add
+                and type(s.target) is ast.Name
+                and type(s.value) in (ast.List, ast.Tuple)
+            ):
+                yield s.target.id
 
 
 def _scalar_range_comprehension(arg: ast.expr, ctx: Context) -> ast.ListComp | None:
@@ -522,6 +634,93 @@ def _dynamic_len_comprehension(arg: ast.expr, ctx: Context) -> ast.ListComp | No
         return None
     it = arg.generators[0].iter
     return arg if isinstance(it, ast.Name) and it.id in _dynamic_len_params(ctx) else None
+
+
+def dynamic_length_rows(arg: ast.expr, ctx: Context) -> ast.ListComp | ast.GeneratorExp | None:
+    """`[f(r) for r in x]` (inline, or a name bound once to it; also a generator expression)
+    over a tensor whose first dimension is known only at run time (`set_inputs` declares it
+    `None`; also a tensor computed from such an input that keeps the dimension, or
+    `enumerate` of one): MindSpore makes it a sequence of dynamic length, not an unrolled
+    list. Measured at both levels (written/lax probes `genfresh34_dy_comp_*`,
+    `fix35b_dy_comp_*`; difftest v6 seed 12000541): `ops.stack` of it fails ("'TensorType'
+    object is not subscriptable"), what else does is MS243's; indexing it from the front
+    and returning it compile."""
+    func = ctx.function
+    if not ctx.mentions("set_inputs") or func is None:
+        return None
+    if type(arg) is ast.Name:
+        value = analyzer(ctx).single_assignment(arg.id, func)
+        if not (isinstance(value, ast.ListComp) and _may_comprehend(func, ctx)) and not _helper_call(value):
+            return None
+        arg = value  # type: ignore[assignment]
+    elif type(arg) is not ast.ListComp and type(arg) is not ast.GeneratorExp and not _helper_call(arg):
+        return None
+    if _helper_call(arg):
+        # `ops.stack(rows(x))` of a module-level `def rows(t): return [r * 2 for r in t]`:
+        # its comprehension, in its own call contexts (probes genfresh34_dy_helper_comp_stack,
+        # fix35b_dy_helper_comp_*)
+        call = arg
+        got = _returned_comprehension(call, ctx)  # type: ignore[arg-type]
+        if got is None:
+            return None
+        helper, arg = got
+        gen = arg.generators[0]
+        params = [p.arg for p in (*helper.args.posonlyargs, *helper.args.args)]
+        if type(gen.iter) is ast.Name and gen.iter.id in params:
+            # over a parameter: the tensor the call gives it, here
+            at = params.index(gen.iter.id)
+            given = call.args[at] if at < len(call.args) else None  # type: ignore[attr-defined]
+            if given is None or type(given) is ast.Starred or len(arg.generators) != 1 or gen.ifs or gen.is_async:
+                return None
+            return arg if iterated_declared_dynamic(given, ctx) else None
+        func = helper
+    if not isinstance(arg, (ast.ListComp, ast.GeneratorExp)) or len(arg.generators) != 1:
+        return None
+    gen = arg.generators[0]
+    if gen.ifs or gen.is_async:
+        return None
+    return arg if iterated_declared_dynamic(gen.iter, ctx, comprehension=True, func=func) else None
+
+
+def computed_length_rows(arg: ast.expr, ctx: Context) -> ast.ListComp | ast.GeneratorExp | None:
+    """`[f(r) for r in v]` (inline, or a name bound once to it; also a generator expression)
+    over a tensor a dynamic-shape operator made (`v = ops.masked_select(x, x > 0)`,
+    `ops.nonzero(m)`: `dynamic_shape`). Measured at both levels (written/lax probes
+    `fix35b_dy_comp_{masked_stack,len_masked,sum_masked}`): `ops.stack` of it fails as of an
+    empty list ("got '0'"), `len` and `sum` with "The pointer[seq_abs] is null"."""
+    func = ctx.function
+    if func is None or not _may_comprehend(func, ctx):
+        return None
+    if type(arg) is ast.Name:
+        value = analyzer(ctx).single_assignment(arg.id, func)
+        if not isinstance(value, ast.ListComp):
+            return None
+        arg = value
+    if not isinstance(arg, (ast.ListComp, ast.GeneratorExp)) or len(arg.generators) != 1:
+        return None
+    gen = arg.generators[0]
+    if gen.ifs or gen.is_async:
+        return None
+    return arg if dynamic_shape(gen.iter, ctx) else None
+
+
+def _helper_call(e: ast.expr | None) -> bool:
+    """`rows(x)`: a call of a plain name."""
+    return type(e) is ast.Call and type(e.func) is ast.Name
+
+
+def _returned_comprehension(call: ast.Call, ctx: Context) -> tuple[ast.FunctionDef, ast.ListComp] | None:
+    """(the function, its comprehension) when `call` calls a module-level function whose
+    body is one `return [...]` of a list comprehension."""
+    assert type(call.func) is ast.Name
+    bound = ctx.module_bindings().get(call.func.id, [])
+    if len(bound) != 1 or type(bound[0]) is not ast.FunctionDef:
+        return None
+    helper = bound[0]
+    body = [st for st in helper.body if not (type(st) is ast.Expr and type(st.value) is ast.Constant)]
+    if len(body) != 1 or type(body[0]) is not ast.Return or type(body[0].value) is not ast.ListComp:
+        return None
+    return helper, body[0].value
 
 
 def _literal_range(it: ast.expr, ctx: Context) -> bool:
@@ -588,10 +787,10 @@ def _unknown_trip_count(it: ast.expr, ctx: Context, a: Analyzer) -> bool:
         )
     if isinstance(it, ast.Name) and it.id in _dynamic_len_params(ctx):
         return True
-    return dynamic_shape(it, ctx) or _unstacked_declared_dynamic(it, ctx) or _iterated_declared_dynamic(it, ctx)
+    return dynamic_shape(it, ctx) or _unstacked_declared_dynamic(it, ctx) or iterated_declared_dynamic(it, ctx)
 
 
-def _iterated_declared_dynamic(it: ast.expr, ctx: Context) -> bool:
+def iterated_declared_dynamic(it: ast.expr, ctx: Context, comprehension: bool = False, func: ast.AST | None = None) -> bool:
     """An input of `construct` (or a method's parameter every call gives one) whose first
     dimension the file declares unknown (`net.set_inputs(Tensor(shape=[None, 3]))`),
     iterated directly (`for r in x`, `for i, r in enumerate(x)`). Measured (written/lax
@@ -601,11 +800,22 @@ def _iterated_declared_dynamic(it: ast.expr, ctx: Context) -> bool:
     `max(outs)`; accumulating a tensor over it compiles (`dy_for_acc`)."""
     if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" and len(it.args) == 1:
         it = it.args[0]
-    if not isinstance(it, ast.Name) or not ctx.mentions("set_inputs"):
+    if not ctx.mentions("set_inputs"):
         return False
-    read = ast.Subscript(value=ast.Attribute(value=it, attr="shape", ctx=ast.Load()), slice=ast.Constant(0), ctx=ast.Load())
-    read.lineno = getattr(it, "lineno", 0)
-    return declared_dynamic_read_in_method(read, ctx)
+    if isinstance(it, ast.Name):
+        # any dimension: iterating `[2, None]` is of dynamic length too (probes
+        # genfresh34_dy_for_stack_col, fix35b_dy_col_*: "got '0'", "empty sequence", "'TensorType'")
+        read = ast.Attribute(value=it, attr="shape", ctx=ast.Load())
+        read.lineno = getattr(it, "lineno", 0)
+        if declared_dynamic_read_in_method(read, ctx, func):
+            return True
+    # a tensor computed from such an input that keeps the unknown dimension (`y =
+    # ops.relu(x) * 2`, `x = x * 2` before a jit_class method is given it, a closure's
+    # result): the shapes model, run with two sizes for the declared `None`, sees that
+    # dimension change (probes genfresh34_dy_for_stack_derived, dy_jitclass_rebound_first,
+    # dy_jitclass_two_callers)
+    func = func if func is not None else ctx.function
+    return func is not None and declared_dynamic_size(it, None, func, ctx, comprehension=comprehension)
 
 
 def _unstacked_declared_dynamic(it: ast.expr, ctx: Context) -> bool:

@@ -2015,6 +2015,11 @@ class Ranks:
             return isinstance(values(self.ctx).of(e, func), (av.Tensor, av.Scalar))
         if type(e) is ast.Subscript and _self_attr(e.value):
             return self._tensor_cache(e.value.attr, func)  # type: ignore[attr-defined]
+        if type(e) is ast.Call and type(e.func) is ast.Attribute and e.func.attr == "item" and not e.args and not e.keywords:
+            # `t.item()` of a graph tensor: a number of the graph, not a JIT Fallback object
+            # (written/lax probes `fix35b_dy_item_*`: `x + x[0, 0].item() * 0.1` of a
+            # `set_inputs` input keeps its run-time first size; difftest v6 seed 12000541)
+            return is_tensor(self.ev(e.func.value, env, func, 0))
         return False
 
     def _tensor_cache(self, attr: str, func: ast.AST) -> bool:
@@ -2139,18 +2144,18 @@ class Ranks:
             return None
         axis %= len(src)
         if type(sizes_e) is ast.Name:
+            # `sizes = [1, 2]` (or a tuple) then `mint.split(x, sizes, dim=1)`: the items the
+            # flow keeps for the name, as it was bound and not changed since (fresh v6 seeds
+            # 12000321 and 12000415, where losing `x` left its `if x.ndim == 2:` undecided)
+            # (a name of an int size is read below, as the size itself)
             listed = env.get(_LIST + sizes_e.id)
             if isinstance(listed, Items) and listed.values:
-                # `sizes = [1, 2]` then `mint.split(x, sizes, dim=1)` (fresh v6 seed 12000321)
                 return Items(
                     tuple(
                         (*src[:axis], n if type(n) is int and n >= 0 else None, *src[axis + 1 :])
                         for n in listed.values
                     )
                 )
-            # a name bound to a list display the flow does not carry (difftest v6 seed
-            # 12000415, where losing `x` left its `if x.ndim == 2:` undecided)
-            sizes_e = self._bound_display(sizes_e, func) or sizes_e
         if isinstance(sizes_e, (ast.List, ast.Tuple)):
             if not sizes_e.elts or any(isinstance(d, ast.Starred) for d in sizes_e.elts):
                 return None
@@ -2166,22 +2171,6 @@ class Ranks:
             if not sizes:
                 return None
         return Items(tuple((*src[:axis], n, *src[axis + 1 :]) for n in sizes))
-
-    def _bound_display(self, name: ast.Name, func: ast.AST) -> ast.List | ast.Tuple | None:
-        """The list or tuple display `name` is bound to once in `func` and never touched
-        through an attribute (`sizes.append(...)`) or an item store."""
-        found = self.host.bindings(func).get(name.id)
-        if not found or len(found) != 1 or not isinstance(found[0], (ast.List, ast.Tuple)):
-            return None
-        for n in ast.walk(func):
-            t = type(n)
-            if (
-                (t is ast.Attribute or (t is ast.Subscript and type(n.ctx) is not ast.Load))  # type: ignore[attr-defined]
-                and type(n.value) is ast.Name  # type: ignore[attr-defined]
-                and n.value.id == name.id  # type: ignore[attr-defined]
-            ):
-                return None
-        return found[0]
 
     def _items(self, seq: ast.expr, env: Env, func: ast.AST, depth: int) -> list[Val] | None:
         """The values of a tuple or list display, or of a list comprehension MindSpore
@@ -2767,7 +2756,7 @@ def ranks(ctx: Context) -> Ranks:
 _PROBES: Final = (11, 13)
 
 
-def declared_dynamic_size(t: ast.expr, dim: int | None, func: ast.AST, ctx: Context) -> bool:
+def declared_dynamic_size(t: ast.expr, dim: int | None, func: ast.AST, ctx: Context, comprehension: bool = False) -> bool:
     """Is dimension `dim` (None: any) of the tensor `t` in `func` one MindSpore knows only at
     run time because `net.set_inputs(Tensor(shape=[None, 3], ...))` declares a dimension of
     the network's input unknown, and `t` keeps it (`x = self.stage0(x)` through sub-cells,
@@ -2775,12 +2764,13 @@ def declared_dynamic_size(t: ast.expr, dim: int | None, func: ast.AST, ctx: Cont
     followed twice, the declared `None` dimension given two sizes in turn: a dimension of
     `t` known in both runs and different between them is that size carried on. A dimension
     that does not change (a reduction dropped it, `x[0]`, a constant reshape) or is not known
-    in both says nothing."""
+    in both says nothing. `comprehension`: `t` may sit in a comprehension (its first
+    iterable), the comprehension's own names unknown."""
     key = ("declared-dynamic-ranks",)
     runs = ctx.cache.get(key)
     if not isinstance(runs, tuple):
         runs = ctx.cache[key] = tuple(Ranks(ctx, probe) for probe in _PROBES)
-    a, b = (r.value_at(t, func, first=True) for r in runs)
+    a, b = (r.value_at(t, func, first=True, comprehension=comprehension) for r in runs)
     if not a or len(a) != len(b):
         return False
     for va, vb in zip(a, b, strict=True):

@@ -1,0 +1,177 @@
+"""MS243: a comprehension over the rows of a tensor of run-time length, read as a whole."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.list_grown_in_tensor_loop import (
+    computed_length_rows,
+    dynamic_length_rows,
+    iterated_declared_dynamic,
+)
+
+# Every consumer below was measured on MindSpore 2.10 (CPU, LAX and STRICT): written/lax
+# probes `genfresh34_dy_comp_*` and `fix35b_dy_comp_*`. What both levels refuse:
+#: the builtins refusing the whole sequence at both levels ("The pointer[seq_abs] is null";
+#: `max` / `min` of tensors: "When the input to max() is dynamic length sequence, only
+#: support scalar type input")
+_BOTH_LEVELS = frozenset({"sum", "max", "min"})  # dy_comp_sum, fix35b_dy_comp_max / comp_min
+#: what LAX alone refuses ("The pointer[seq_abs] is null"); STRICT compiles it
+_LAX_ONLY = frozenset({"len"})  # dy_comp_len, fix35b_dy_comp_return_len / comp_derived_len
+
+
+@rule(code="MS243", name="dynamic-length-rows-read", severity="error", family="graphmode")
+class DynamicLengthRowsRead(GraphRule):
+    """## What it does
+    Flags a list comprehension over the rows of a tensor whose shape is known only at run
+    time, read as a whole. Over a `construct` input `set_inputs` declares with a `None`
+    dimension (`[r * 2 for r in x]` under `net.set_inputs(Tensor(shape=[None, 3], ...))`,
+    any dimension; also a tensor computed from such an input that keeps it, `enumerate` of
+    one, or a helper's `return [... for r in t]` given one): given to `sum` (also a
+    generator expression), to `max` / `min` when its items are tensors, or indexed at `[1]`
+    or beyond, at every syntax level; under LAX also given to `len`, iterated by a `for`,
+    or indexed from the end (`rows[-1]`). `zip` given such a tensor, at every level. Over
+    the result of a dynamic-shape operation (`v = ops.masked_select(x, x > 0)`), given to
+    `len` or `sum`, at every level.
+
+    ## Why is this bad?
+    MindSpore 2.10 cannot unroll a comprehension over rows it cannot count while compiling,
+    so the comprehension becomes a sequence of dynamic length, which few operations take:
+    `sum` stops with the framework error `RuntimeError: The pointer[seq_abs] is null`,
+    `max` of tensors with "When the input to max() is dynamic length sequence, only support
+    scalar type input", `rows[1]` with "index 1 is out of bounds for dimension with size 1"
+    and `zip` with "For 'zip', the dynamic length input is unsupported in graph mode".
+    Under LAX `len` and a `for` over it fail with the same `seq_abs` error and `rows[-1]`
+    with "list index out of range" (STRICT compiles those three). Returning the
+    comprehension or indexing it at `[0]` compiles; `ops.stack` of it is MS152's.
+
+    ## Example
+    ```python
+    def construct(self, x):      # net.set_inputs(Tensor(shape=[None, 3], ...))
+        return x + sum([r.sum() for r in x])
+    ```
+
+    ## Use instead
+    Reduce the tensor itself (`x.sum()`, `x.max(axis=1)`, `x.shape[0]`, `x[-1]`), or
+    declare the size in `set_inputs` when it is fixed.
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 3 (what a graph can unroll while compiling).
+    - Measured on MindSpore 2.10 (CPU), LAX and STRICT: written/lax probes
+      `genfresh34_dy_comp_*` and `fix35b_dy_comp_*`, `fix35b_dy_col_*` (a declared `[2, 3]`
+      compiles; so do `rows[0]` and the comprehension returned).
+    """
+
+    nodes = (ast.Call, ast.Subscript, ast.For)
+    calls = frozenset({"sum", "max", "min", "len", "zip"})
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        if ctx.function is None or ctx.scope is None:
+            return ()
+        t = type(node)
+        if t is ast.Call:
+            return self._call(node, ctx)  # type: ignore[arg-type]
+        if not ctx.mentions("set_inputs"):
+            return ()  # (a `for` or an index reads only a comprehension over a declared input's rows)
+        lax = not ctx.scope.strict
+        if t is ast.For and lax and _rows_of(node.iter, ctx) is not None:  # type: ignore[attr-defined]
+            return [ctx.diagnostic(self, node.iter, _message("a `for` over it", "The pointer[seq_abs] is null", lax_only=True))]  # type: ignore[attr-defined]
+        if t is ast.Subscript and type(node.ctx) is ast.Load:  # type: ignore[attr-defined]
+            return self._indexed(node, lax, ctx)  # type: ignore[arg-type]
+        return ()
+
+    def _indexed(self, node: ast.Subscript, lax: bool, ctx: Context) -> Iterable[Diagnostic]:
+        """`rows[1]` at every level ("index 1 is out of bounds for dimension with size 1"),
+        `rows[-1]` under LAX ("list index out of range"); `rows[0]` compiles (written/lax
+        probes `fix35b_dy_comp_idx1`, `comp_idx_neg`, `genfresh34_dy_comp_cat`)."""
+        i = _int_index(node.slice)
+        if i is None or i == 0 or (i < 0 and not lax):
+            return ()
+        if type(node.value) is not ast.Name or _rows_of(node.value, ctx) is None:
+            return ()
+        said = "list index out of range" if i < 0 else f"index {i} is out of bounds for dimension with size 1"
+        return [ctx.diagnostic(self, node, _message(f"`{ctx.segment(node)}`", said, lax_only=i < 0))]
+
+    def _call(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
+        f = node.func
+        if type(f) is not ast.Name or not node.args or node.keywords:
+            return ()
+        name = f.id
+        if name == "zip":
+            return self._zip(node, ctx)
+        if len(node.args) != 1 or not (name in _BOTH_LEVELS or name in _LAX_ONLY):
+            return ()
+        if ctx.qualname(f) != "builtins." + name:
+            return ()
+        if name in _LAX_ONLY and ctx.scope is not None and ctx.scope.strict:
+            if computed_length_rows(node.args[0], ctx) is not None:
+                return [ctx.diagnostic(self, node, _computed_message(name))]
+            return ()
+        comp = _rows_of(node.args[0], ctx)
+        if comp is None:
+            if name in ("len", "sum") and computed_length_rows(node.args[0], ctx) is not None:
+                # over a dynamic-shape operator's result: at both levels
+                return [ctx.diagnostic(self, node, _computed_message(name))]
+            return ()
+        if name in ("max", "min"):
+            if analyzer(ctx).kind(comp.elt) != Kind.TENSOR:
+                return ()  # (measured with tensor items only)
+            said = f"When the input to {name}() is dynamic length sequence, only support scalar type input"
+        else:
+            said = "The pointer[seq_abs] is null"
+        return [ctx.diagnostic(self, node, _message(f"`{name}` of it", said, lax_only=name in _LAX_ONLY))]
+
+    def _zip(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
+        if ctx.qualname(node.func) != "builtins.zip":
+            return ()
+        for a in node.args:
+            if iterated_declared_dynamic(a, ctx, comprehension=True):
+                return [
+                    ctx.diagnostic(
+                        self,
+                        node,
+                        f"`{ctx.segment(a)}` is a tensor whose shape is known only at run time (`set_inputs` declares a dimension `None`): MindSpore 2.10 cannot zip a sequence of dynamic length (\"For 'zip', the dynamic length input is unsupported in graph mode\"); index the rows with `range` of a fixed size or compute on the tensors themselves",
+                    )
+                ]
+        return ()
+
+
+def _rows_of(e: ast.expr, ctx: Context) -> ast.ListComp | ast.GeneratorExp | None:
+    """The comprehension `e` is (inline, or a name bound once to one) when it runs over the
+    rows of a tensor of run-time length."""
+    return dynamic_length_rows(e, ctx)
+
+
+def _int_index(e: ast.expr) -> int | None:
+    """`1`, `-1`: an int written in the source."""
+    if type(e) is ast.UnaryOp and type(e.op) is ast.USub and type(e.operand) is ast.Constant:
+        v = e.operand.value
+        return -v if type(v) is int else None
+    if type(e) is ast.Constant and type(e.value) is int:
+        return e.value
+    return None
+
+
+def _computed_message(name: str) -> str:
+    return (
+        "this list comprehension runs over the rows of a tensor a dynamic-shape operation made (`masked_select`, `nonzero`...), whose length is known only at run time:"
+        f" MindSpore 2.10 cannot measure or fold it while compiling, and `{name}` of it fails (\"The pointer[seq_abs] is null\"); compute on the tensor itself (`v.shape[0]`, `v.sum()`)"
+    )
+
+
+def _message(how: str, said: str, lax_only: bool) -> str:
+    level = "under LAX " if lax_only else ""
+    return (
+        f"this list comprehension runs over the rows of a tensor whose shape is known only at run time (`set_inputs` declares a dimension `None`):"
+        f" MindSpore 2.10 makes it a sequence of dynamic length, and {how} fails {level}(\"{said}\"); compute on the tensor itself"
+        " (`x.sum()`, `x.shape[0]`, `x[-1]`) or declare the size in `set_inputs`"
+    )
