@@ -163,7 +163,14 @@ class Instances:
         self._attr_memo[key] = value
         return value
 
-    def _self_attr(self, cls: ast.ClassDef, attr: str, depth: int) -> Any:
+    def self_attr_of_instance(self, cls: ast.ClassDef, attr: str, site: ast.Call) -> Any:
+        """The value of `self.<attr>` for the one instance of `cls` that `site` (`Cls(...)`)
+        builds: its `__init__` run with that call's arguments (`self.conv = nn.Conv1d(...)
+        if use_cnn_module else None` is None for `Cls()`), where `self_attr` joins every
+        instance of the file."""
+        return self._self_attr(cls, attr, 0, site)
+
+    def _self_attr(self, cls: ast.ClassDef, attr: str, depth: int, only: ast.Call | None = None) -> Any:
         if depth > _DEPTH:
             return UNKNOWN
         literal = self._literal_attr(cls, attr, depth)
@@ -243,7 +250,8 @@ class Instances:
             return UNKNOWN  # under if/for/with, or outside __init__
         values: set[Any] = set()
         for c in built:
-            for site in self.instantiations(c.name)[:8]:
+            sites = self.instantiations(c.name)[:8] if only is None else [s for s in (only,) if c is cls]
+            for site in sites:
                 values.add(self._eval_for_instance(st.value, c, site, holder, depth + 1))
                 if len(values) > 1:
                     return UNKNOWN
@@ -736,6 +744,17 @@ class Instances:
             return UNKNOWN if cls is None else self.self_attr(cls, attr, depth + 1)
 
         return self._eval(expr, lambda n: self._name_value(n, func, depth), self_attr, depth, func)
+
+    def evaluate_for_instance(self, expr: ast.expr, func: ast.AST, site: ast.Call) -> Any:
+        """The compile-time value of `expr` inside the method `func` of the one instance that
+        `site` (`Cls(...)`, a class of this file) builds: `self.<attr>` read for that
+        instance alone, other names as `evaluate` reads them."""
+        cls = self._classes.get(site.func.id) if isinstance(site.func, ast.Name) else None
+        if cls is None:
+            return UNKNOWN
+        return self._eval(
+            expr, lambda n: self._name_value(n, func, 0), lambda a: self.self_attr_of_instance(cls, a, site), 0, func
+        )
 
     def _owner(self, func: ast.AST) -> ast.ClassDef | None:
         node: ast.AST | None = func
