@@ -756,6 +756,34 @@ class Instances:
             expr, lambda n: self._name_value(n, func, 0), lambda a: self.self_attr_of_instance(cls, a, site), 0, func
         )
 
+    def evaluate_at_first_compile(
+        self, expr: ast.expr, func: ast.AST, compiled_only: Callable[[ast.AST], bool]
+    ) -> Any:
+        """`expr` inside the method `func` as MindSpore sees it when it first compiles: an
+        attribute that `__init__` sets and that is set again only by statements
+        `compiled_only` accepts (in methods only compiled code calls) still holds the value
+        `__init__` left, since those stores run, if ever, after that compile (`if not
+        self.ready: self.prepare()` with `prepare` setting `self.ready = True`)."""
+        cls = self._owner(func)
+        if cls is None:
+            return UNKNOWN
+
+        def attr(a: str) -> Any:
+            got = self.self_attr(cls, a)
+            if got is not UNKNOWN:
+                return got
+            stores = self.attr_stores(a)
+            if not stores:
+                return UNKNOWN
+            for st in stores:
+                holder = self.ctx.enclosing_function(st, lambdas=False)
+                in_init = isinstance(holder, ast.FunctionDef) and holder.name == "__init__"
+                if not in_init and not compiled_only(st):
+                    return UNKNOWN
+            return self._after_init([cls, *self._subclasses(cls)], a, [], 1)
+
+        return self._eval(expr, lambda n: self._name_value(n, func, 0), attr, 0, func)
+
     def _owner(self, func: ast.AST) -> ast.ClassDef | None:
         node: ast.AST | None = func
         while node is not None:
