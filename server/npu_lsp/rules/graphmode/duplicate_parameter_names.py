@@ -184,6 +184,10 @@ class DuplicateParameterNames(GraphRule):
       there for sub-cells in a plain list; the same error for two module-level networks was
       measured on MindSpore 2.10 (written set `misc`: `dqn_td_target_jit`,
       `gan_generator_discriminator_step`).
+    - Two built-in optimizers stepped in one jit function clash on their own `global_step`,
+      also when each is stepped by a module-level `nn.TrainOneStepCell(net, opt)` (written
+      set `heldout35a`, case `r2_disc_gan_trainonestep_cells_clean`, probes `fix35f_tos_*`:
+      refused at both levels; one such cell, or each in its own jit function, compiles).
     """
 
     # Once per module, not per function: whether a function clashes depends on module-level
@@ -417,7 +421,7 @@ class DuplicateParameterNames(GraphRule):
             module = _module_values(ctx)
             for name in _reached_globals(fn, ctx):
                 value = module.get(name)
-                opt = _optimizer_class(value, ctx)
+                opt = _optimizer_class(value, ctx) or _stepped_optimizer(value, module, ctx)
                 if opt is not None and name in called:
                     optimizers.append(opt)
                     instances[name] = opt
@@ -516,6 +520,32 @@ def _optimizer_class(value: ast.expr | None, ctx: Context) -> str | None:
     q = ctx.qualname(value.func) or ""
     last = q.rsplit(".", 1)[-1]
     return last if q.startswith("mindspore.nn.") and last in optimizer_facts() else None
+
+
+#: wrappers that step the optimizer they are given (second argument, `optimizer=`)
+_STEP_CELLS = frozenset({"TrainOneStepCell", "TrainOneStepWithLossScaleCell"})
+
+
+def _stepped_optimizer(value: ast.expr | None, module: dict[str, ast.expr], ctx: Context) -> str | None:
+    """The built-in optimizer class a module-level `nn.TrainOneStepCell(net, opt)` steps
+    (`opt` built in the call or a module-level name bound to one): calling the wrapper calls
+    the optimizer, its `global_step` included. Measured (written/heldout35a case
+    `r2_disc_gan_trainonestep_cells_clean`, probes `fix35f_tos_*`): two such cells with
+    `nn.AdamWeightDecay` (or `nn.SGD` and `nn.Adam`) called in one `@ms.jit` function fail
+    at both levels ("its name 'global_step' already exists"); in separate jit functions
+    they compile."""
+    if not isinstance(value, ast.Call):
+        return None
+    q = ctx.qualname(value.func) or ""
+    if not (q.startswith("mindspore.") and q.rsplit(".", 1)[-1] in _STEP_CELLS):
+        return None
+    arg: ast.expr | None = value.args[1] if len(value.args) > 1 else None
+    for kw in value.keywords:
+        if kw.arg == "optimizer":
+            arg = kw.value
+    if isinstance(arg, ast.Name):
+        arg = module.get(arg.id)
+    return _optimizer_class(arg, ctx)
 
 
 def _state_name(value: ast.expr | None, ctx: Context) -> tuple[str, str] | None:

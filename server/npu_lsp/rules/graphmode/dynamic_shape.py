@@ -39,6 +39,13 @@ def _table() -> tuple[dict[str, frozenset[int] | None], dict[str, frozenset[int]
     return items(data["functions"]), items(data["methods"]), frozenset(data["shape_keeping_methods"])
 
 
+@functools.cache
+def _masks() -> tuple[frozenset[str], frozenset[str]]:
+    """(functions, methods) whose result is a boolean tensor, one an index uses as a mask."""
+    data = json.loads(resources.files(__package__).joinpath("ms_dynamic_shape.json").read_text("utf-8"))
+    return frozenset(data["mask_functions"]), frozenset(data["mask_methods"])
+
+
 def _operator_items(call: ast.Call, ctx: Context) -> tuple[bool, frozenset[int] | None]:
     """(is a dynamic-shape operator, the items of its tuple result that are; None: all of it)."""
     functions, methods, _ = _table()
@@ -119,10 +126,24 @@ def boolean_mask(e: ast.expr, ctx: Context, depth: int = 0, func: ast.AST | None
         return boolean_mask(e.left, ctx, depth + 1, func) or boolean_mask(e.right, ctx, depth + 1, func)
     if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Invert):
         return boolean_mask(e.operand, ctx, depth + 1, func)
+    if isinstance(e, ast.Call):
+        return _mask_call(e, ctx)
     if isinstance(e, ast.Name) and func is not None:
         bound = analyzer(ctx).single_assignment(e.id, func)
         return isinstance(bound, ast.expr) and boolean_mask(bound, ctx, depth + 1, func)
     return False
+
+
+def _mask_call(call: ast.Call, ctx: Context) -> bool:
+    """A call that makes a boolean tensor (`ops.logical_and(x >= -b, x <= b)`, `ops.isnan(x)`,
+    `(x > a).logical_and(x < b)`): ms_dynamic_shape.json `mask_functions` / `mask_methods`,
+    each row measured (written/heldout35c probes `fix35f_mk_*`)."""
+    functions, methods = _masks()
+    q = ctx.qualname(call.func)
+    if q is not None:
+        return q in functions
+    f = call.func
+    return isinstance(f, ast.Attribute) and f.attr in methods and analyzer(ctx).kind(f.value) == Kind.TENSOR
 
 
 def shape_read_of(e: ast.expr) -> ast.expr | None:

@@ -90,6 +90,12 @@ class MaskSetitemRuntimeLengthValue(GraphRule):
       pass's store is dead) run by that coincidence: over 500 seeds of the same programs, the
       ball query runs for 28% (0% with radius 0.1 or 0.2) and the farthest-point loop for 4%
       (0% with 64 points), so they stay flagged (known misses).
+    - A mask made by a call is a mask too (written set `heldout35c`, case
+      `spline_tails_boolean_mask_index_assign`, `outputs[~inside] = x[~inside]` with `inside =
+      ops.logical_and(x >= -b, x <= b)`; probes `fix35f_mk_*`): `ops.logical_and`,
+      `ops.logical_or`, `ops.logical_not`, `ops.gt`, `ops.isnan` and the method
+      `.logical_and`, refused at both levels; a constant through the same mask and a
+      full-shape value compile.
     """
 
     nodes = (ast.Assign, ast.AugAssign)

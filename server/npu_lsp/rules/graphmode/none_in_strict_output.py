@@ -108,6 +108,12 @@ class NoneInStrictOutput(GraphRule):
       (`(4, 5)`, `2 if ... else 3`) fail, and so does an `if` statement binding 2 (or 0.5)
       on both sides.
       Difftest seeds 9900173, 9970107, 10500069, 10600046, 11200175.
+    - MindSpore 2.10, measured (written/heldout35a case
+      `conformer_encoder_layer_returns_none_cache`, probes `fix35f_none_inst_*`): the `if`
+      that binds the name is folded for the one instance the unpacked call runs, also when
+      the file builds others that differ (`self.conv = nn.Dense(d, d) if use_conv else
+      None`, `if self.conv is not None: cache = ...`): `Layer()(x)` or `net = Layer(8,
+      False); net(x)` fails even after a `Layer(use_conv=True)(x)` that compiles.
     """
 
     nodes = (ast.Return,)
@@ -211,11 +217,36 @@ def _is_none(e: ast.expr, func: ast.FunctionDef, ctx: Context, call: ast.Call) -
     if _none_from_sub_cell(e, func, ctx):
         return True
     env = values(ctx).call_env(call, func, None)
-    return bool(env) and _bound_none(func.body, e, env, func, ctx) is True
+    site = _instance_site(call, ctx)
+    return (bool(env) or site is not None) and _bound_none(func.body, e, env, func, ctx, site) is True
+
+
+def _instance_site(call: ast.Call, ctx: Context) -> ast.Call | None:
+    """The `Cls(...)` that built the instance `call` calls: `Cls(...)(x)`, or `net(x)` with
+    `net = Cls(...)` bound once at module level; None for a jit function or anything else."""
+    f = call.func
+    if type(f) is ast.Call and type(f.func) is ast.Name:
+        return f
+    if type(f) is not ast.Name:
+        return None
+    built = [
+        st.value
+        for st in module_statements(ctx.tree)
+        if isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+        and any(type(t) is ast.Name and t.id == f.id for t in (st.targets if isinstance(st, ast.Assign) else [st.target]))
+    ]
+    if len(built) == 1 and type(built[0]) is ast.Call and type(built[0].func) is ast.Name:
+        return built[0]
+    return None
 
 
 def _bound_none(
-    block: list[ast.stmt], name: ast.Name, env: dict[str, av.Value], func: ast.FunctionDef, ctx: Context
+    block: list[ast.stmt],
+    name: ast.Name,
+    env: dict[str, av.Value],
+    func: ast.FunctionDef,
+    ctx: Context,
+    site: ast.Call | None = None,
 ) -> bool | None:
     """Does the last binding of `name` before it is read (in `block`, root statements and the
     sides of `if`s folded with `env`) bind None? None when `block` binds it nowhere before."""
@@ -227,20 +258,22 @@ def _bound_none(
             return isinstance(st.value, ast.Constant) and st.value.value is None
         if not isinstance(st, ast.If):
             return False
-        truth = _test_in_env(st.test, env, func, ctx)
+        truth = _test_in_env(st.test, env, func, ctx, site)
         if truth is None:
             return False
-        found = _bound_none(st.body if truth else st.orelse, name, env, func, ctx)
+        found = _bound_none(st.body if truth else st.orelse, name, env, func, ctx, site)
         if found is not None:
             return found
     return None
 
 
-def _test_in_env(test: ast.expr, env: dict[str, av.Value], func: ast.FunctionDef, ctx: Context) -> bool | None:
+def _test_in_env(
+    test: ast.expr, env: dict[str, av.Value], func: ast.FunctionDef, ctx: Context, site: ast.Call | None = None
+) -> bool | None:
     """The truth of an `if` test on a parameter the call gives a constant (`flag`, `not
     flag`, `p is None`, `p is not None`), or one folded anyway; else None."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = _test_in_env(test.operand, env, func, ctx)
+        inner = _test_in_env(test.operand, env, func, ctx, site)
         return None if inner is None else not inner
     if isinstance(test, ast.Name) and test.id in env and analyzer(ctx).first_binding_line(test.id, func) is None:
         v = env[test.id]
@@ -266,7 +299,12 @@ def _test_in_env(test: ast.expr, env: dict[str, av.Value], func: ast.FunctionDef
         return is_none if isinstance(test.ops[0], ast.Is) else not is_none
     from npu_lsp.rules.graphmode.values import UNKNOWN, instances
 
-    got = instances(ctx).evaluate(test, func)
+    inst = instances(ctx)
+    got = inst.evaluate(test, func)
+    if got is UNKNOWN and site is not None:
+        # the instances of the file disagree (`self.conv` a layer or None by a constructor
+        # flag): the one the unpacked call runs decides
+        got = inst.evaluate_for_instance(test, func, site)
     return None if got is UNKNOWN else bool(got)
 
 

@@ -117,6 +117,8 @@ def _site_conditions(ctx: Context, site: CallSite, depth: int) -> frozenset[_Lit
         if a.kind(test, func) != Kind.CONST or run_time_size_test(test, ctx, func):
             continue
         value = instances(ctx).evaluate(test, func)
+        if value is UNKNOWN:
+            value = instances(ctx).evaluate_at_first_compile(test, func, lambda st: _set_in_compiled_method(st, ctx))
         if value is not UNKNOWN:
             if bool(value) != side:
                 return None
@@ -127,6 +129,27 @@ def _site_conditions(ctx: Context, site: CallSite, depth: int) -> frozenset[_Lit
     if helper and _maybe_never_reached(ctx, caller.call_sites, depth + 1):  # type: ignore[union-attr]
         out.add(("caller", id(site.caller_node)))
     return frozenset(out)
+
+
+def _set_in_compiled_method(st: ast.AST, ctx: Context) -> bool:
+    """Is the store `st` in a method that only compiled code calls: a graph scope, called
+    as `self.<name>(...)` from graph scopes alone, never by name anywhere else in the file
+    (`net.prepare()` at module level runs it as Python before the first compile)? Measured
+    (written/heldout35a case `hifigan_remove_weight_norm_method_call_in_construct`, probes
+    `fix35f_once_*`)."""
+    method = ctx.enclosing_function(st, lambdas=False)
+    if not isinstance(method, ast.FunctionDef) or ctx.scopes.scope_for(method) is None:
+        return False
+    for node in ast.walk(ctx.tree):
+        if type(node) is not ast.Attribute or node.attr != method.name:
+            continue
+        call = ctx.parent(node)
+        if not (type(call) is ast.Call and call.func is node and self_attr(node) == method.name):
+            return False
+        caller = ctx.enclosing_function(call, lambdas=False)
+        if caller is None or ctx.scopes.scope_for(caller) is None:
+            return False
+    return True
 
 
 def _cover_every_case(clauses: list[frozenset[_Literal]]) -> bool:

@@ -163,7 +163,14 @@ class Instances:
         self._attr_memo[key] = value
         return value
 
-    def _self_attr(self, cls: ast.ClassDef, attr: str, depth: int) -> Any:
+    def self_attr_of_instance(self, cls: ast.ClassDef, attr: str, site: ast.Call) -> Any:
+        """The value of `self.<attr>` for the one instance of `cls` that `site` (`Cls(...)`)
+        builds: its `__init__` run with that call's arguments (`self.conv = nn.Conv1d(...)
+        if use_cnn_module else None` is None for `Cls()`), where `self_attr` joins every
+        instance of the file."""
+        return self._self_attr(cls, attr, 0, site)
+
+    def _self_attr(self, cls: ast.ClassDef, attr: str, depth: int, only: ast.Call | None = None) -> Any:
         if depth > _DEPTH:
             return UNKNOWN
         literal = self._literal_attr(cls, attr, depth)
@@ -243,7 +250,8 @@ class Instances:
             return UNKNOWN  # under if/for/with, or outside __init__
         values: set[Any] = set()
         for c in built:
-            for site in self.instantiations(c.name)[:8]:
+            sites = self.instantiations(c.name)[:8] if only is None else [s for s in (only,) if c is cls]
+            for site in sites:
                 values.add(self._eval_for_instance(st.value, c, site, holder, depth + 1))
                 if len(values) > 1:
                     return UNKNOWN
@@ -736,6 +744,45 @@ class Instances:
             return UNKNOWN if cls is None else self.self_attr(cls, attr, depth + 1)
 
         return self._eval(expr, lambda n: self._name_value(n, func, depth), self_attr, depth, func)
+
+    def evaluate_for_instance(self, expr: ast.expr, func: ast.AST, site: ast.Call) -> Any:
+        """The compile-time value of `expr` inside the method `func` of the one instance that
+        `site` (`Cls(...)`, a class of this file) builds: `self.<attr>` read for that
+        instance alone, other names as `evaluate` reads them."""
+        cls = self._classes.get(site.func.id) if isinstance(site.func, ast.Name) else None
+        if cls is None:
+            return UNKNOWN
+        return self._eval(
+            expr, lambda n: self._name_value(n, func, 0), lambda a: self.self_attr_of_instance(cls, a, site), 0, func
+        )
+
+    def evaluate_at_first_compile(
+        self, expr: ast.expr, func: ast.AST, compiled_only: Callable[[ast.AST], bool]
+    ) -> Any:
+        """`expr` inside the method `func` as MindSpore sees it when it first compiles: an
+        attribute that `__init__` sets and that is set again only by statements
+        `compiled_only` accepts (in methods only compiled code calls) still holds the value
+        `__init__` left, since those stores run, if ever, after that compile (`if not
+        self.ready: self.prepare()` with `prepare` setting `self.ready = True`)."""
+        cls = self._owner(func)
+        if cls is None:
+            return UNKNOWN
+
+        def attr(a: str) -> Any:
+            got = self.self_attr(cls, a)
+            if got is not UNKNOWN:
+                return got
+            stores = self.attr_stores(a)
+            if not stores:
+                return UNKNOWN
+            for st in stores:
+                holder = self.ctx.enclosing_function(st, lambdas=False)
+                in_init = isinstance(holder, ast.FunctionDef) and holder.name == "__init__"
+                if not in_init and not compiled_only(st):
+                    return UNKNOWN
+            return self._after_init([cls, *self._subclasses(cls)], a, [], 1)
+
+        return self._eval(expr, lambda n: self._name_value(n, func, 0), attr, 0, func)
 
     def _owner(self, func: ast.AST) -> ast.ClassDef | None:
         node: ast.AST | None = func
