@@ -22,6 +22,7 @@ SUPPORT_MODULES = {
     "parameter_arguments", "dynamic_shape", "result_kinds", "none_join", "const_tensor",
     "returns", "host_values", "constructed", "mappers", "ranks", "interpreted", "loop_lambda",
     "lax_functions", "attribute_stores", "number_stores", "table_reads", "python_instances", "fallback_calls",
+    "training_mode",
     "list_compare", "tensor_names", "typed_scalar_tensor",
 }
 

@@ -158,6 +158,8 @@ _KEY = 7  # for k, v in d.items(): a key of d (the expression is d)
 _FIRST_ELT = 8
 
 _Binding = tuple[int, ast.AST | None]
+#: a specialisation's pinned parameters as a key: (parameter, kind) pairs (`_pinned_args`)
+_Pins = tuple[tuple[str, Kind], ...]
 
 #: the methods that grow a list in place (`Analyzer.changes` tells which are called on a name)
 GROWERS = frozenset({"append", "extend", "insert"})
@@ -333,9 +335,9 @@ class Analyzer:
         self._seen: dict[tuple[int, _Fn, str], tuple[list[Any], int]] = {}
         self._bumps = 0
         #: (helper, argument kinds) -> the join of its returns' kinds (see _return_kind)
-        self._returns: dict[tuple[int, tuple[Kind, ...], tuple[int, ...]], Kind] = {}
-        self._returning: set[tuple[int, tuple[Kind, ...], tuple[int, ...]]] = set()
-        self._spec_fns: dict[tuple[int, tuple[Kind, ...]], _Fn] = {}
+        self._returns: dict[tuple[int, _Pins, tuple[int, ...]], Kind] = {}
+        self._returning: set[tuple[int, _Pins, tuple[int, ...]]] = set()
+        self._spec_fns: dict[tuple[int, _Pins], _Fn] = {}
         self._module_defs: dict[str, ast.FunctionDef | None] | None = None
         #: the names of this file's plain classes (see `_plain_class`), found once
         self._plain_classes: dict[str, ast.ClassDef] | None = None
@@ -3188,7 +3190,7 @@ class Analyzer:
             returns = _elements_at(returns, path)
             if returns is None:
                 return None
-        key = (id(func), tuple(pinned.values()), path)
+        key = (id(func), tuple(pinned.items()), path)
         hit = self._returns.get(key)
         if hit is not None:
             return hit
@@ -3328,20 +3330,24 @@ class Analyzer:
         self, call: ast.Call, fn: _Fn, func: ast.FunctionDef
     ) -> dict[str, Kind] | None:
         """Parameter -> kind of what `call` passes (a default: its kind where the function
-        is defined); None when a parameter cannot be matched exactly."""
+        is defined); None when a parameter cannot be matched exactly. A `*args` / `**kwargs`
+        parameter of `func` is pinned UNKNOWN itself, and what it collects is pinned under
+        `*0`, `*1`... / `**name`, so that the specialised body can forward it
+        (`tensor_size(obj, *args, **kwargs)`: `_call_arg_kinds`); measured, written/crossmod
+        probes `fix34a_dispatch_size_range`, `fix35c_star_*`: MindSpore specialises the
+        helper on what the call gives, and `x2ms_size(x, 0)` returning `x.shape[0]` is an
+        int while compiling."""
+        given_kinds = self._call_arg_kinds(call, fn)
+        if given_kinds is None:
+            return None
+        pos_kinds, kw_kinds = given_kinds
         args = func.args
-        if args.vararg is not None or args.kwarg is not None:
-            return None
-        if any(isinstance(a, ast.Starred) for a in call.args) or any(
-            k.arg is None for k in call.keywords
-        ):
-            return None
         positional = [*args.posonlyargs, *args.args]
         if self.owner_class(func) is not None and not _is_static(func):
             if not positional:
                 return None
             positional = positional[1:]  # self / cls
-        if len(call.args) > len(positional):
+        if len(pos_kinds) > len(positional) and args.vararg is None:
             return None
         defaults = dict(
             zip([a.arg for a in positional[len(positional) - len(args.defaults) :]], args.defaults, strict=False)
@@ -3349,22 +3355,74 @@ class Analyzer:
         for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=False):
             if d is not None:
                 defaults[a.arg] = d
-        given: dict[str, ast.expr] = {a.arg: v for a, v in zip(positional, call.args, strict=False)}
+        given: dict[str, Kind] = {a.arg: k for a, k in zip(positional, pos_kinds, strict=False)}
         names = {a.arg for a in positional} | {a.arg for a in args.kwonlyargs}
-        for k in call.keywords:
-            if k.arg not in names or k.arg in given:
+        extra_kw: dict[str, Kind] = {}
+        for name, k in kw_kinds.items():
+            if name in given:
                 return None
-            given[k.arg] = k.value
+            if name in names:
+                given[name] = k
+            elif args.kwarg is not None:
+                extra_kw[name] = k
+            else:
+                return None
         out: dict[str, Kind] = {}
         for a in [*positional, *args.kwonlyargs]:
             v = given.get(a.arg)
             if v is not None:
-                out[a.arg] = self._kind(v, fn)
+                out[a.arg] = v
             elif a.arg in defaults:
                 out[a.arg] = self._kind(defaults[a.arg], self._bare_fn(func))
             else:
                 return None
+        if args.vararg is not None:
+            out[args.vararg.arg] = Kind.UNKNOWN
+            for i, k in enumerate(pos_kinds[len(positional) :]):
+                out[f"*{i}"] = k
+        if args.kwarg is not None:
+            out[args.kwarg.arg] = Kind.UNKNOWN
+            for name, k in extra_kw.items():
+                out[f"**{name}"] = k
         return out
+
+    def _call_arg_kinds(self, call: ast.Call, fn: _Fn) -> tuple[list[Kind], dict[str, Kind]] | None:
+        """The kinds of what `call` passes, by position and by keyword, a `*args` /
+        `**kwargs` of the specialised function making the call spread into what its own
+        call gave them (`_spread`); None for any other starred argument."""
+        pos: list[Kind] = []
+        for a in call.args:
+            if type(a) is ast.Starred:
+                spread = self._spread(a.value, fn, "*")
+                if spread is None:
+                    return None
+                pos.extend(spread.values())
+            else:
+                pos.append(self._kind(a, fn))
+        kw: dict[str, Kind] = {}
+        for k in call.keywords:
+            if k.arg is not None:
+                kw[k.arg] = self._kind(k.value, fn)
+                continue
+            spread = self._spread(k.value, fn, "**")
+            if spread is None or any(n in kw for n in spread):
+                return None
+            kw.update(spread)
+        return pos, kw
+
+    def _spread(self, e: ast.expr, fn: _Fn, star: str) -> dict[str, Kind] | None:
+        """What `*e` (star "*") or `**e` ("**") passes when `e` is the specialised `fn`'s
+        own `*args` / `**kwargs`, never rebound: the kinds its call gave them, by position
+        or keyword (`_pinned_args`); None otherwise."""
+        func = fn.func
+        if fn.pinned is None or type(e) is not ast.Name or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        own = func.args.vararg if star == "*" else func.args.kwarg
+        if own is None or own.arg != e.id or e.id in self._indexed(fn).bindings:
+            return None
+        if star == "**":
+            return {k[2:]: v for k, v in fn.pinned.items() if k.startswith("**")}
+        return {k: v for k, v in fn.pinned.items() if k.startswith("*") and not k.startswith("**")}
 
     def _constant_primitive(self, f: ast.expr, fn: _Fn) -> bool:
         """Is `f` an instance of a primitive whose output is a compile-time value: created

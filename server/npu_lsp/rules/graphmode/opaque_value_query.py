@@ -724,6 +724,14 @@ _SHAPE_METHODS = frozenset({"view", "broadcast_to"})
 #: written/famc probes `g17_an_full_*`: a value from `x.asnumpy()` or from the shape of a
 #: fallback tensor fails under LAX, `float(x.mean())` compiles; `ops.full` calls `ops.fill`)
 _FILL_VALUES = {"mindspore.ops.full": 1, "mindspore.ops.fill": 2}
+#: creation functions whose shape argument (at this position), given as a *list* display
+#: holding a number JIT Fallback computes, fails under LAX: "Failed to get array value, expect
+#: sequence or tensor type, but got: Int64Imm" (measured, written/lax probes `fix35c_tb_*`:
+#: `ops.zeros([x.shape[0], period, x.shape[2]], x.dtype)` with `period = int(...)` of an
+#: `asnumpy()` result, and `ops.ones` the same; the shape as a tuple, a list of shape items
+#: only, or `x.reshape([b, t // period, period, n])` compile; heldout34c
+#: `times_block_period_reshape_2d_conv_pad`)
+_LIST_SHAPES = {"mindspore.ops.zeros": 0, "mindspore.ops.ones": 0}
 
 
 #: builtins that fail on a comprehension over a JIT Fallback value (LAX builds it as a Python
@@ -2530,9 +2538,31 @@ class _Opaque:
             return None
         return f"`{name.removeprefix('mindspore.')}` fails on a tensor indexed by `Tensor(...)` of a JIT Fallback value, whose length is unknown while compiling"
 
+    def _fallback_in_list_shape(self, call: ast.Call, func: ast.AST, env: frozenset[str]) -> str | None:
+        """`ops.zeros([b, period, n])` with `period` a number JIT Fallback computes
+        (`_LIST_SHAPES`): why it fails, else None."""
+        if not call.args or type(call.args[0]) is not ast.List:
+            return None  # (cheap first: most calls give no list display)
+        q = self.ctx.qualname(call.func) or ""
+        at = _LIST_SHAPES.get(q)
+        if at is None or len(call.args) <= at or type(shape := call.args[at]) is not ast.List:
+            return None
+        held = next((e for e in shape.elts if self.value(e, func, env)), None)
+        if held is None:
+            return None
+        name = q.removeprefix("mindspore.")
+        return (
+            f"`{name}` is given a list shape holding `{ast.unparse(held)}`, a number from a JIT Fallback call; "
+            "MindSpore reads a list shape as constants while compiling (\"Failed to get array value, expect sequence or "
+            "tensor type, but got: Int64Imm\"); give the shape as a tuple"
+        )
+
     def sink(self, call: ast.Call, func: ast.AST, env: frozenset[str], depth: int) -> str | None:
         """Why `call` (in `func`, parameters `env` opaque) fails on a fallback value, if it does."""
         args = [a for a in call.args if not isinstance(a, ast.Starred)]
+        listed = self._fallback_in_list_shape(call, func, env)
+        if listed is not None:
+            return listed
         if args and isinstance(args[0], ast.Name) and self.ctx.qualname(call.func) in _EMPTY_READERS:
             loop = self._filled_over_fallback(args[0], func, env)
             if loop is not None:

@@ -60,7 +60,50 @@ def shape_folded(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:
     lax = scope.level == "lax" and d.code not in _JOIN_FINDINGS
     return any(
         _shape_condition(test, func, ctx, own, lax) and not _taken(test, side, func, ctx)
+        and not _first_cache_miss(test, side, func, ctx)
         for test, side in _enclosing_tests(func, d.span, ctx)
+    )
+
+
+def _first_cache_miss(test: ast.expr, side: bool, func: ast.AST, ctx: Context) -> bool:
+    """Is `side` the miss of a lazy cache the first compile takes: `key not in self.cache`
+    (True) / `key in self.cache` (False), with `__init__` making `self.cache = {}` and only
+    the class's own methods touching it? However the key is built from shapes, the dict is
+    empty when MindSpore first compiles the method, so the miss side is compiled (measured,
+    written/lax probes `fix35c_dte_*`: `key2 = tuple(x.shape)`, `if key2 not in
+    self.cache2: self.cache2[key2] = ops.ones_like(x)` of a JIT Fallback `x` fails at LAX
+    with DtypeToEnum as it does without the `if`; v6 seed 12000430)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in (ast.In, ast.NotIn)):
+        return False
+    if side != isinstance(test.ops[0], ast.NotIn):
+        return False
+    attr = self_attr(test.comparators[0])
+    cls = analyzer(ctx).owner_class(func)
+    stores = instances(ctx).attr_stores(attr) if attr is not None and cls is not None else None
+    if not stores or cls is None:
+        return False
+    first, last = cls.lineno, cls.end_lineno or cls.lineno
+    made_empty = [
+        st for st in stores
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 and self_attr(st.targets[0]) == attr
+        and isinstance(st.value, ast.Dict) and not st.value.keys
+    ]
+    if len(made_empty) != 1 or any(not first <= getattr(st, "lineno", 0) <= last for st in stores):
+        return False
+    init = ctx.parent(made_empty[0])
+    if not (isinstance(init, ast.FunctionDef) and init.name == "__init__" and ctx.parent(init) is cls):
+        return False
+    # nothing outside the class reads or fills it (`net.cache[k] = v` before the call)
+    needle = f".{attr}"
+    if any(needle in line for i, line in enumerate(ctx.lines, 1) if not first <= i <= last):
+        return False
+    # and the method reads the cache after the `if`: a value stored and never read is never
+    # inferred (probe `fix35c_dte_store_unused` compiles at LAX)
+    branch = ctx.parent(test)
+    inside = {id(n) for n in ast.walk(branch)} if branch is not None else set()
+    return any(
+        isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load) and self_attr(n.value) == attr and id(n) not in inside
+        for n in ast.walk(func)
     )
 
 

@@ -28,6 +28,7 @@ from npu_lsp.scope import ECHOED_KINDS, SITE_READS_PAUSED
 if TYPE_CHECKING:
     from npu_lsp.diagnostics import Diagnostic
     from npu_lsp.engine import Context
+    from npu_lsp.rules.graphmode.training_mode import TrainingModes
     from npu_lsp.scope import CallSite, GraphScope
 
 UNKNOWN: Any = object()
@@ -116,6 +117,8 @@ class Instances:
         self._setattr_statements: dict[int, ast.Expr] = {}
         #: subclasses by base name (`_subclasses`)
         self._children: dict[str, list[ast.ClassDef]] | None = None
+        #: `self.training` per class (training_mode.py), made when first asked
+        self._modes: TrainingModes | None = None
 
     # ---------------------------------------------------------------- instances
     def instantiations(self, cls: str) -> list[ast.Call]:
@@ -784,6 +787,18 @@ class Instances:
 
         return self._eval(expr, lambda n: self._name_value(n, func, 0), attr, 0, func)
 
+    def training(self, func: ast.AST) -> Any:
+        """`self.training` in the method `func`: the mode `set_train()` leaves every
+        instance of its class built here in when it is compiled, or UNKNOWN."""
+        cls = self._owner(func)
+        if cls is None or getattr(func, "name", None) == "__init__":
+            return UNKNOWN  # (`__init__` runs before any `set_train`)
+        if self._modes is None:
+            from npu_lsp.rules.graphmode.training_mode import TrainingModes
+
+            self._modes = TrainingModes(self)
+        return self._modes.value(cls)
+
     def _owner(self, func: ast.AST) -> ast.ClassDef | None:
         node: ast.AST | None = func
         while node is not None:
@@ -815,7 +830,9 @@ class Instances:
             v = e.value  # type: ignore[attr-defined]
             if type(v) is ast.Name and v.id == "self":
                 if e.attr == "training":  # type: ignore[attr-defined]
-                    return UNKNOWN  # set_train() changes it after construction
+                    # set_train() changes it after construction: the mode the module's
+                    # statements leave the instance in (training_mode.py)
+                    return UNKNOWN if func is None else self.training(func)
                 return attr(e.attr)  # type: ignore[attr-defined]
             obj = self._eval(v, name, attr, depth + 1, func)
             if isinstance(obj, _Obj):
@@ -1515,8 +1532,16 @@ def returns_reached(
     hit: list[ast.Return] | None = ctx.cache.get(key)
     if hit is None:
         consts = _constant_arguments(callee, call, caller, ctx, through_class)
+        inst = instances(ctx)
+
+        def fold(test: ast.expr) -> Any:
+            # the call's constant arguments first, then what every instance holds
+            # (`if self.training:` after `net.set_train()`: probe fix34e_rv_training_if)
+            v = _folded_test(test, consts) if consts else UNKNOWN
+            return inst.evaluate(test, callee) if v is UNKNOWN else v
+
         out: list[ast.Return] = []
-        _reach(callee.body, consts, out)
+        _reach(callee.body, fold, out)
         hit = ctx.cache[key] = out
     return hit
 
@@ -1575,9 +1600,9 @@ def _constant_arguments(
     return out
 
 
-def _reach(stmts: list[ast.stmt], consts: dict[str, Any], out: list[ast.Return]) -> bool:
-    """Add to `out` the `return`s of `stmts` a run can reach with the parameters `consts`;
-    True when every run of `stmts` ends in a `return` or `raise`."""
+def _reach(stmts: list[ast.stmt], fold: Callable[[ast.expr], Any], out: list[ast.Return]) -> bool:
+    """Add to `out` the `return`s of `stmts` a run can reach with the `if` tests `fold`
+    gives a value; True when every run of `stmts` ends in a `return` or `raise`."""
     for st in stmts:
         t = type(st)
         if t is ast.Return:
@@ -1586,12 +1611,12 @@ def _reach(stmts: list[ast.stmt], consts: dict[str, Any], out: list[ast.Return])
         if t is ast.Raise:
             return True
         if t is ast.If:
-            test = _folded_test(st.test, consts) if consts else UNKNOWN  # type: ignore[attr-defined]
+            test = fold(st.test)  # type: ignore[attr-defined]
             if test is UNKNOWN:
-                ends = _reach(st.body, consts, out)  # type: ignore[attr-defined]
-                if _reach(st.orelse, consts, out) and ends:  # type: ignore[attr-defined]
+                ends = _reach(st.body, fold, out)  # type: ignore[attr-defined]
+                if _reach(st.orelse, fold, out) and ends:  # type: ignore[attr-defined]
                     return True
-            elif _reach(st.body if test else st.orelse, consts, out):  # type: ignore[attr-defined]
+            elif _reach(st.body if test else st.orelse, fold, out):  # type: ignore[attr-defined]
                 return True
             continue
         out.extend(r for r in ast.walk(st) if isinstance(r, ast.Return))
