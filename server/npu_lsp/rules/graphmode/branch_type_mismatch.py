@@ -715,14 +715,25 @@ def _joined_twice(node: ast.If, ctx: Context) -> tuple[str, ast.AST] | None:
     c0 = preceding_values(first, ctx, {name}).get(name)
     if type(c0) is not ast.Constant or type(c0.value) not in _NUMBER_TYPES:
         return None
+    types = {bool: "Bool", int: "Int64", float: "Float32"}
     if type(c2.value) is type(c0.value) or (type(c2.value) is type(c1.value) and c2.value == c1.value):
-        return None
+        third = _third_join(node, name, block[index + 1 :], ctx)
+        if third is None or {type(c0.value).__name__, type(c1.value).__name__} not in _JOINED_AGAIN:
+            return None
+        a = analyzer(ctx)
+        if not (_run_time_test(node.test, a, ctx) and _run_time_test(first.test, a, ctx)):
+            return None
+        return (
+            f"`{name}`: `{ast.unparse(c0)}` ({types[type(c0.value)]}) joined with `{ast.unparse(c1)}` "
+            f"({types[type(c1.value)]}) under the tensor `if` on line {first.lineno} cannot be joined "
+            f"again here while the tensor `if` on line {third.lineno} rebinds it once more",
+            node,
+        )
     if not _read_after(node, name, ctx):
         return None
     a = analyzer(ctx)
     if not (_run_time_test(node.test, a, ctx) and _run_time_test(first.test, a, ctx)):
         return None
-    types = {bool: "Bool", int: "Int64", float: "Float32"}
     return (
         f"`{name}`: after the tensor `if` on line {first.lineno}, `{name}` is a variable of "
         f"{types[type(c0.value)]} (its value `{ast.unparse(c0)}` before it), which cannot join the "
@@ -731,8 +742,126 @@ def _joined_twice(node: ast.If, ctx: Context) -> tuple[str, ast.AST] | None:
     )
 
 
+def _third_join(node: ast.If, name: str, rest: list[ast.stmt], ctx: Context) -> ast.If | None:
+    """The next statement of `rest` binding `name` when it is a third tensor `if` without
+    `else` rebinding it to a number (`y0 = 1`, `if t1: y0 = 2.0`, `if t2: y0 = 5`, `if t3:
+    y0 = 7`) and `name` is read after it: then the second join fails at both levels, with
+    any numbers on the second and third `if`s, returned or computed with (measured, written/
+    lax probes `fix35d_ti_three_ifs_*`: "Type Join Failed: dtype1 = Int64, dtype2 =
+    Float32" at the second `if`; all ints compile)."""
+    for st in rest:
+        if name not in bindings([st]):
+            continue
+        if type(st) is not ast.If or st.orelse:
+            return None
+        bound = _constant_number_bound(st)
+        if bound is None or bound[0] != name or not _read_after(st, name, ctx):
+            return None
+        return st if _run_time_test(st.test, analyzer(ctx), ctx) else None
+    return None
+
+
 #: Python number types of a constant joined by `_joined_twice`
 _NUMBER_TYPES = (bool, int, float)
+
+
+def _strict_cross_joined(node: ast.If, ctx: Context) -> tuple[str, ast.AST] | None:
+    """STRICT only: a name joined from constant numbers of two types under a tensor `if`
+    (`y0 = 1`, `if t: y0 = 2.0`) and then joined once more where the join succeeds, and
+    computed with afterwards (`x + y0`, `x * y0`, `x + y0 * 2`): MindSpore keeps it a
+    variable that an interpreted script adds, which STRICT refuses ("When handling script
+    '__input_key_0__ + __input_key_1__ in graph mode', the inputs should be constant").
+    The second join is a second tensor `if` without `else` rebinding the name to a number
+    of the first value's type, or to the first `if`'s value itself (`_joined_twice` is the
+    failing rest), or the back edge of a one-turn `for` around the `if` (`range(N)`, N >= 2,
+    fails at both levels: `_numbers_joined_again`). Measured, written/lax probes
+    `fix33b_cj_intfloat_loop1`, `fix34b_ti_int_float_*`, `fix35d_ti_*`: (1, 2.0, 5), (1, 2.0,
+    2.0), (1.0, 2, 5.0), (1, True, 5), read between the two `if`s or not, and the one-turn
+    loop of (1.0, 2) are refused; one `if` alone, int/int, `return x, y0` and `y0` unread
+    compile. LAX compiles them all."""
+    if not (ctx.scope and ctx.scope.strict) or node.orelse:
+        return None
+    second = _constant_number_bound(node)
+    if second is None:
+        return None
+    name, c2 = second
+    parent, block, index = block_of(node, ctx)
+    if index < 0:
+        return None
+    loop = _one_turn_loop(node, ctx)
+    if loop is not None:
+        # the `if` is the first join; the loop's back edge the second
+        if name in bindings([st for st in loop.body if st is not node]):
+            return None
+        c0, c1 = preceding_values(loop, ctx, {name}).get(name), c2
+        after: ast.stmt = loop
+    else:
+        if _in_loop(node, ctx):
+            return None
+        first: ast.If | None = None
+        for st in reversed(block[:index]):
+            if name in bindings([st]):
+                first = st if type(st) is ast.If and not st.orelse else None
+                break
+        bound = _constant_number_bound(first) if first is not None else None
+        if first is None or bound is None or bound[0] != name:
+            return None
+        c1 = bound[1]
+        c0, after = preceding_values(first, ctx, {name}).get(name), node
+        if type(c0) is not ast.Constant:
+            return None
+        if not (type(c2.value) is type(c0.value) or (type(c2.value) is type(c1.value) and c2.value == c1.value)):
+            return None  # a failing second join is `_joined_twice`'s
+        if not _run_time_test(first.test, analyzer(ctx), ctx):
+            return None
+    if type(c0) is not ast.Constant or type(c0.value) not in _NUMBER_TYPES or type(c1.value) is type(c0.value):
+        return None
+    if {type(c0.value).__name__, type(c1.value).__name__} not in _JOINED_AGAIN:
+        return None
+    read = _computed_after(after, name, ctx)
+    if read is None or not _run_time_test(node.test, analyzer(ctx), ctx):
+        return None
+    types = {bool: "Bool", int: "Int64", float: "Float32"}
+    how = f"the one-turn loop on line {loop.lineno}" if loop is not None else f"the tensor `if` on line {node.lineno}"
+    return (
+        WholeMessage(
+            f"`{name}` joins `{ast.unparse(c0)}` ({types[type(c0.value)]}) with `{ast.unparse(c1)}` "
+            f"({types[type(c1.value)]}) under a tensor `if` and again at {how}: under STRICT it is then a "
+            f"variable that can only be handed out, and computing with it (line {read.lineno}) runs an "
+            f"interpreted script that needs constant inputs (MindSpore: the inputs should be constant, but "
+            f"found variable); give `{name}` one number type on every path"
+        ),
+        node,
+    )
+
+
+class WholeMessage(str):
+    """A finding's reason that is its whole message (not a type mismatch of two branches)."""
+
+
+def _one_turn_loop(node: ast.If, ctx: Context) -> ast.For | None:
+    """The `for ... in range(1)` whose body holds `node` directly, or None."""
+    parent = ctx.parent(node)
+    if type(parent) is ast.For and node in parent.body and range_count(parent.iter) == 1:
+        return parent
+    return None
+
+
+def _computed_after(node: ast.stmt, name: str, ctx: Context) -> ast.Name | None:
+    """A read of `name` after `node` (in its function, on a later line) that computes with
+    it: not the value of a `return`, alone or as an item of a returned tuple."""
+    func = ctx.function
+    if func is None or not _read_after(node, name, ctx):
+        return None
+    end = node.end_lineno or node.lineno
+    for n in own_nodes(func):
+        if type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load and n.lineno > end:
+            p = ctx.parent(n)
+            if type(p) is ast.Tuple:
+                p = ctx.parent(p)
+            if type(p) is not ast.Return:
+                return n
+    return None
 
 
 def _constant_number_bound(node: ast.If) -> tuple[str, ast.Constant] | None:
@@ -975,6 +1104,13 @@ class BranchTypeMismatch(GraphRule):
     YOLOv5 `froms` loop: `f = self.froms[i]` over a table mixing ints and lists, with
     `isinstance(f, int)` in the branch folded for the list's turn). STRICT folds it; a
     tuple, a str, an int, a list against a list or None compare while compiling.
+    Python numbers of two types joined under tensor `if`s without `else` (`y0 = 1`, `if t1:
+    y0 = 2.0`): a second such `if` rebinding the name to a number of another type than the
+    first value's fails, and so does the second of three such `if`s whatever their numbers;
+    under STRICT, where the second join succeeds (`if t2: y0 = 5`, or the back edge of a
+    one-turn `for` around the first `if`), the name is a variable STRICT can only hand out,
+    and computing with it (`x + y0`, `x * y0`) is refused ("the inputs should be constant, but
+    found variable"); `return x, y0` and one `if` alone compile.
 
     ## Why is this bad?
     Both sides of a tensor-dependent branch are compiled and their results are joined into
@@ -1332,7 +1468,9 @@ class BranchTypeMismatch(GraphRule):
             yield ctx.diagnostic(
                 self,
                 ctx.head_span(where) if isinstance(where, ast.If) else where,
-                f"branches of this tensor-dependent `if` produce different types ({reason}); MindSpore cannot join them",
+                reason
+                if isinstance(reason, WholeMessage)
+                else f"branches of this tensor-dependent `if` produce different types ({reason}); MindSpore cannot join them",
             )
 
     def _call(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
@@ -1391,7 +1529,7 @@ class BranchTypeMismatch(GraphRule):
                 before, both = _false_path_values(node, ctx, ctx.function), False
             if not both:
                 if not before:
-                    return _joined_twice(node, ctx) if env is None else None
+                    return (_joined_twice(node, ctx) or _strict_cross_joined(node, ctx)) if env is None else None
                 if not _run_time_test(node.test, analyzer(ctx), ctx):
                     return None
         a = analyzer(ctx)
@@ -1399,7 +1537,7 @@ class BranchTypeMismatch(GraphRule):
         # kind, which can take solving every name it reads, is never needed
         found = self._returns(node, ctx, env) or self._assigns(node, ctx, before, env)
         if found is None and not node.orelse and env is None:
-            return _joined_twice(node, ctx)
+            return _joined_twice(node, ctx) or _strict_cross_joined(node, ctx)
         return found if found and _run_time_test(node.test, a, ctx) else None
 
     @staticmethod

@@ -1103,8 +1103,9 @@ def _reached_globals(fn: ast.FunctionDef, ctx: Context) -> list[str]:
         local |= {
             n.id for n in ast.walk(f) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
         }
+        eager = _run_eagerly_in_dict_calls(f, ctx)
         for n in ast.walk(f):
-            if not (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)) or n.id in local:
+            if not (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)) or n.id in local or id(n) in eager:
                 continue
             for name in [n.id, *builders.get(n.id, [])]:
                 if name in functions:
@@ -1114,6 +1115,24 @@ def _reached_globals(fn: ast.FunctionDef, ctx: Context) -> list[str]:
                     if name in constructs:
                         todo.append(constructs[name])
     return out
+
+
+def _run_eagerly_in_dict_calls(f: ast.FunctionDef, ctx: Context) -> set[int]:
+    """The ids of the names read among the keyword arguments of a `dict(...)` call in `f`
+    when the file does not set GRAPH_MODE: LAX runs that whole call as Python (JIT
+    Fallback), and in PYNATIVE_MODE a Cell called there runs eagerly, so its parameters
+    never join the graph's (measured, heldout34a probes `fix35d_nx_*_jit_module_cell`:
+    `dict(logits=head(h))` beside `emb(x)`, both with a `weight`, compiles; in GRAPH_MODE
+    the call fails anyway, MS145)."""
+    if ctx.scopes.info.graph_mode is True or not ctx.mentions("dict("):
+        return set()
+    return {
+        id(n)
+        for c in ast.walk(f)
+        if type(c) is ast.Call and type(c.func) is ast.Name and c.func.id == "dict" and c.keywords and not c.args
+        for k in c.keywords
+        for n in ast.walk(k.value)
+    }
 
 
 def _module_instance_constructs(ctx: Context) -> dict[str, ast.FunctionDef]:

@@ -284,6 +284,27 @@ def _left_none(call: ast.Call, argument: str, position: int) -> bool:
     return given is None or (isinstance(given, ast.Constant) and given.value is None)
 
 
+def _nested_sub_cell(f: ast.Attribute, ctx: Context) -> bool:
+    """Is `f` (`self.head.cls`) a Cell held by a sub-cell of `self`: each attribute of the
+    chain bound in `__init__` of the class before it (a sub-cell's sub-cell is called the
+    same way, measured: heldout34a probe `fix34f_nx_construct_dict_no_grad`)?"""
+    chain: list[str] = []
+    e: ast.expr = f
+    while type(e) is ast.Attribute:
+        chain.append(e.attr)
+        e = e.value
+    if type(e) is not ast.Name or e.id != "self" or len(chain) < 2:
+        return False
+    cls = analyzer(ctx).owner_class(ctx.function)
+    if cls is None:
+        return False
+    scopes = ctx.scopes
+    qual: str | None = f"{scopes.info.module}.{cls.name}"
+    for attr in reversed(chain):
+        qual = scopes.attribute_class(qual, attr) if qual else None
+    return qual is not None and scopes.is_cell_class(qual)
+
+
 @rule(code="MS145", name="fallback-value-shape-query", severity="error", family="graphmode")
 class FallbackValueShapeQuery(GraphRule):
     """## What it does
@@ -399,7 +420,8 @@ class FallbackValueShapeQuery(GraphRule):
     display after storing an item into it under a tensor `if` (`d = {'n': 0}; if x.sum() > 0:
     d['n'] += 1; x = x + d['n']`). Also a Cell (a sub-cell, a module-level Cell) called
     among the keyword arguments of `dict(...)` (`return dict(logits=self.head(h), ...)`) in
-    a file that builds no gradient (under one it compiles):
+    a file that sets GRAPH_MODE (in PYNATIVE_MODE an `@ms.jit` function runs it eagerly and
+    compiles):
     LAX runs the whole call, arguments included, as one JIT Fallback script, so the Cell
     would run as Python in the middle of compiling ("Nested execution during JIT execution
     for 'Dense.construct' is not supported").
@@ -457,7 +479,8 @@ class FallbackValueShapeQuery(GraphRule):
       given, read back and given to `nn.Dense`: probes `fix33e_do_*`. A Cell called inside
       `dict(...)`: written/heldout34a case `r2_flags_dict_returned_from_jit_function` and
       probes `fix34f_nx_*` (the Cell's result bound to a name first, `ops.relu(h)` or
-      arithmetic among the arguments, and a dict literal compile at LAX).
+      arithmetic among the arguments, and a dict literal compile at LAX), `fix35d_nx_*` (GRAPH_MODE
+      only: the same in PYNATIVE_MODE `@ms.jit` code compiles, with a gradient or without).
     """
 
     nodes = (ast.Call, ast.Attribute, ast.Subscript, ast.ListComp, ast.GeneratorExp, ast.For)
@@ -486,12 +509,16 @@ class FallbackValueShapeQuery(GraphRule):
         `fix34f_nx_*`: "Nested execution during JIT execution for 'Dense.construct' is not
         supported", a module-level Cell or a sub-cell; the Cell's result bound to a name
         first, `ops.relu(h)` or arithmetic among the arguments, and a dict literal compile at
-        LAX; STRICT refuses any such `dict(...)` of graph values, MS131). Compiled under a
-        gradient it compiles (the network given to `ms.value_and_grad` and called in an
-        `@ms.jit` step: written/heldout30a case `r2_registry_loss_dict_explicit_keys_train_step`,
-        probe `fix34f_nx_construct_dict_under_grad`), so a file that builds a gradient is
-        left alone: which functions a gradient reaches is not modelled here."""
-        if ctx.qualname(node.func) != "builtins.dict" or _differentiates_something(ctx):
+        LAX; STRICT refuses any such `dict(...)` of graph values, MS131). Only in GRAPH_MODE:
+        there calling a Cell compiles it, which cannot start while another graph compiles and
+        runs; in PYNATIVE_MODE (set, or MindSpore's default when the file never sets a mode)
+        an `@ms.jit` function's fallback script runs the Cell eagerly and it compiles, with a
+        gradient or without (measured, heldout34a probes `fix35d_nx_*`: GRAPH_MODE fails
+        whether the Cell is called directly, through `@ms.jit`, `ms.value_and_grad`,
+        `ops.GradOperation` or a second Cell of the file; PYNATIVE_MODE `@ms.jit` functions,
+        `@ms.jit` constructs and train steps compile; heldout30a case
+        `r2_registry_loss_dict_explicit_keys_train_step`)."""
+        if ctx.qualname(node.func) != "builtins.dict" or ctx.scopes.info.graph_mode is not True:
             return ()
         from npu_lsp.rules.graphmode.parameter_receivers import module_cell
         from npu_lsp.rules.graphmode.subcell_attribute_assignment import _holds_cell
@@ -503,7 +530,7 @@ class FallbackValueShapeQuery(GraphRule):
                 f = n.func
                 cell = (type(f) is ast.Attribute and type(f.value) is ast.Name and f.value.id == "self" and _holds_cell(f.attr, ctx)) or (
                     type(f) is ast.Name and module_cell(f, ctx, func)
-                )
+                ) or (type(f) is ast.Attribute and _nested_sub_cell(f, ctx))
                 if cell:
                     return [
                         ctx.diagnostic(
@@ -2975,14 +3002,3 @@ def _dtype_given_to_op(read: ast.expr, func: ast.AST, ctx: Context, depth: int =
         and _dtype_given_to_op(n, func, ctx, depth + 1)
         for n in own_nodes(func)
     )
-
-
-
-#: words of the file that build a gradient (`ms.value_and_grad`, `ms.grad`, `ops.GradOperation`)
-_GRAD_WORDS = ("value_and_grad", "GradOperation", "grad(")
-
-
-def _differentiates_something(ctx: Context) -> bool:
-    """Does the file build a gradient anywhere (a cheap text test)?"""
-    text = ctx.text
-    return any(w in text for w in _GRAD_WORDS)

@@ -32,7 +32,9 @@ class ScalarAttributeUnderStrict(GraphRule):
     compiled code (`n.bit_length()`, `r.is_integer()`, `n.real`, `(0.5).as_integer_ratio()`),
     the number being a literal, a constant kept on `self`, a shape entry, `len(...)`, an int
     argument of a jit function, the result of a `math` function of constants
-    (`math.log2(n).is_integer()`, `math.floor(n / 4).bit_length()`), or arithmetic of those; and `__name__` / `__qualname__` of
+    (`math.log2(n).is_integer()`, `math.floor(n / 4).bit_length()`) or of a numpy ufunc of
+    constants (`np.log(L).is_integer()`, `np.sqrt(N)`, `np.ceil(np.log(L))`: a graph Float),
+    or arithmetic of those; and `__name__` / `__qualname__` of
     a function (a module-level `def`, a lambda, a parameter every call gives a `def`),
     also in the wrapper a plain decorator returns (`def logged(fn): def wrapper(t):
     print(fn.__name__) ...`), reported at the compiled call of the decorated function: the
