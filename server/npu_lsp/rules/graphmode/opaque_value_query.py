@@ -578,9 +578,9 @@ class FallbackValueShapeQuery(GraphRule):
             return ()
         if type(node) is ast.Call and type(node.func) is ast.Name:
             if ctx.scopes.info.graph_mode is True:
-                found = self._cell_called_in_whole_script(node, ctx, func)
-                if found:
-                    return found
+                scripted = self._cell_called_in_whole_script(node, ctx, func)
+                if scripted is not None:
+                    return [scripted]
             if node.func.id == "dict" and node.keywords:
                 return ()  # `dict(k=...)` is only this check's (as before the check was generalised)
         if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr in IN_PLACE_UPDATES:
@@ -591,7 +591,7 @@ class FallbackValueShapeQuery(GraphRule):
             return ()
         return self._check(node, ctx, func)
 
-    def _cell_called_in_whole_script(self, node: ast.Call, ctx: Context, func: ast.AST) -> Iterable[Diagnostic]:
+    def _cell_called_in_whole_script(self, node: ast.Call, ctx: Context, func: ast.AST) -> Diagnostic | None:
         """`dict(logits=self.head(h), ...)`, `cast(Tensor, self.fc(x))`, `sorted([...])` under
         LAX: a call whose callee is a bare name MindSpore's parser cannot compile
         (`_whole_call_script`; written/everyday probes `fix35g_*`: sub-cells, sub-cells of
@@ -613,19 +613,17 @@ class FallbackValueShapeQuery(GraphRule):
         `r2_registry_loss_dict_explicit_keys_train_step`)."""
         callee = _whole_call_script(node, ctx)
         if callee is None:
-            return ()
+            return None
         for a in [*node.args, *(k.value for k in node.keywords)]:
             for n in ast.walk(a):
                 if type(n) is ast.Call and _runs_a_cell(n, ctx, func):
-                    return [
-                        ctx.diagnostic(
-                            self,
-                            n,
-                            f"under LAX MindSpore runs this `{callee}(...)` call, arguments included, as Python (JIT Fallback), so the Cell call `{ctx.segment(n)}` would run inside it (MindSpore: Nested execution during JIT execution ... is not supported): bind `{ctx.segment(n)}` to a name first"
-                            + (", or write a dict literal" if callee == "dict" else ""),
-                        )
-                    ]
-        return ()
+                    return ctx.diagnostic(
+                        self,
+                        n,
+                        f"under LAX MindSpore runs this `{callee}(...)` call, arguments included, as Python (JIT Fallback), so the Cell call `{ctx.segment(n)}` would run inside it (MindSpore: Nested execution during JIT execution ... is not supported): bind `{ctx.segment(n)}` to a name first"
+                        + (", or write a dict literal" if callee == "dict" else ""),
+                    )
+        return None
 
     def _float64_update(self, node: ast.Call, ctx: Context, func: ast.AST) -> Diagnostic | None:
         """`ops.assign(p, ms.Tensor(int(p) + 1, ms.int32))`: the tensor of a run-time number is
