@@ -503,13 +503,18 @@ class FallbackValueShapeQuery(GraphRule):
     `mint.sum` / `mint.mean` / `mint.nn.functional.softmax`, `ops.clamp` and Tensor methods
     by keyword, compile, and so does the keyword call anywhere in a program that reads a dict
     display after storing an item into it under a tensor `if` (`d = {'n': 0}; if x.sum() > 0:
-    d['n'] += 1; x = x + d['n']`). Also a Cell (a sub-cell, a module-level Cell) called
-    among the keyword arguments of `dict(...)` (`return dict(logits=self.head(h), ...)`) in
-    a file that sets GRAPH_MODE (in PYNATIVE_MODE an `@ms.jit` function runs it eagerly and
-    compiles):
+    d['n'] += 1; x = x + d['n']`). Also a Cell (a sub-cell, a module-level Cell, or a
+    method or module function given `self` that calls a sub-cell) called among the arguments
+    of a call whose callee is a bare name the graph cannot compile: a builtin it does not
+    implement (`dict(logits=self.head(h), ...)`, `sorted(...)`, `reversed(...)`, `set(...)`,
+    `any(...)`) or a function imported by name from `typing`, `copy` or `math`
+    (`cast(Tensor, self.fc(x))`), in a file that sets GRAPH_MODE (in PYNATIVE_MODE an
+    `@ms.jit` function runs it eagerly and compiles):
     LAX runs the whole call, arguments included, as one JIT Fallback script, so the Cell
     would run as Python in the middle of compiling ("Nested execution during JIT execution
-    for 'Dense.construct' is not supported").
+    for 'Dense.construct' is not supported"). The same function reached as a module
+    attribute (`typing.cast(...)`, `copy.copy(...)`, `math.sqrt(...)`) gets its arguments
+    computed in the graph first and compiles.
 
     ## Why is this bad?
     A fallback result is an opaque Python object while compiling: arithmetic on it works,
@@ -565,7 +570,10 @@ class FallbackValueShapeQuery(GraphRule):
       `dict(...)`: written/heldout34a case `r2_flags_dict_returned_from_jit_function` and
       probes `fix34f_nx_*` (the Cell's result bound to a name first, `ops.relu(h)` or
       arithmetic among the arguments, and a dict literal compile at LAX), `fix35d_nx_*` (GRAPH_MODE
-      only: the same in PYNATIVE_MODE `@ms.jit` code compiles, with a gradient or without).
+      only: the same in PYNATIVE_MODE `@ms.jit` code compiles, with a gradient or without) Other
+      callees: written/everyday probes `fix35g_*` (`cast`, `sorted`, `reversed`, `set`, `any`,
+      `dict` given a list, `copy` and `sqrt` imported by name fail; `typing.cast`, `copy.copy`,
+      `math.sqrt` and a `cast` of a name bound first compile).
     """
 
     nodes = (ast.Call, ast.Attribute, ast.Subscript, ast.ListComp, ast.GeneratorExp, ast.For)
