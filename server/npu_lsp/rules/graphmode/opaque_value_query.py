@@ -311,6 +311,21 @@ def _nested_sub_cell(f: ast.Attribute, ctx: Context) -> bool:
 _SCRIPTED_IMPORT_MODULES = frozenset({"typing", "copy", "math"})
 
 
+_SCRIPTED_CALLEES_KEY = "opaque.scripted_callees"
+
+
+def _scripted_callees(ctx: Context) -> frozenset[str]:
+    """The bare names a call of which `_whole_call_script` may find scripted whole, once per
+    file (every call of a bare name in compiled code asks): none outside GRAPH_MODE."""
+    names: frozenset[str] = frozenset()
+    info = ctx.scopes.info
+    if info.graph_mode is True:
+        imported = (n for n, m in info.imports.items() if m.partition(".")[0] in _SCRIPTED_IMPORT_MODULES)
+        names = calls_table.interpreted_builtins() | frozenset(imported)
+    ctx.cache[_SCRIPTED_CALLEES_KEY] = names
+    return names
+
+
 def _whole_call_script(node: ast.Call, ctx: Context) -> str | None:
     """The callee's name when MindSpore's parser turns this call, argument source included,
     into one JIT Fallback script: the callee is a bare name the parser resolves to an object
@@ -585,7 +600,10 @@ class FallbackValueShapeQuery(GraphRule):
         if scope is None or scope.level != "lax" or func is None:
             return ()
         if type(node) is ast.Call and type(node.func) is ast.Name:
-            if ctx.scopes.info.graph_mode is True:
+            callees = ctx.cache.get(_SCRIPTED_CALLEES_KEY)
+            if callees is None:
+                callees = _scripted_callees(ctx)
+            if node.func.id in callees:
                 scripted = self._cell_called_in_whole_script(node, ctx, func)
                 if scripted is not None:
                     return [scripted]
