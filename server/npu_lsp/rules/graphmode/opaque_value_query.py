@@ -305,6 +305,106 @@ def _nested_sub_cell(f: ast.Attribute, ctx: Context) -> bool:
     return qual is not None and scopes.is_cell_class(qual)
 
 
+#: modules whose functions, imported by name (`from typing import cast`), MindSpore's parser
+#: resolves as unsupported objects, so a call of the bare name is interpreted whole (measured,
+#: written/everyday probes `fix35g_*`: `cast`, `copy_fn` from `copy`, `sqrt` from `math`)
+_SCRIPTED_IMPORT_MODULES = frozenset({"typing", "copy", "math"})
+
+
+_SCRIPTED_CALLEES_KEY = "opaque.scripted_callees"
+
+
+def _scripted_callees(ctx: Context) -> frozenset[str]:
+    """The bare names a call of which `_whole_call_script` may find scripted whole, once per
+    file (every call of a bare name in compiled code asks): none outside GRAPH_MODE."""
+    names: frozenset[str] = frozenset()
+    info = ctx.scopes.info
+    if info.graph_mode is True:
+        imported = (n for n, m in info.imports.items() if m.partition(".")[0] in _SCRIPTED_IMPORT_MODULES)
+        names = calls_table.interpreted_builtins() | frozenset(imported)
+    ctx.cache[_SCRIPTED_CALLEES_KEY] = names
+    return names
+
+
+def _whole_call_script(node: ast.Call, ctx: Context) -> str | None:
+    """The callee's name when MindSpore's parser turns this call, argument source included,
+    into one JIT Fallback script: the callee is a bare name the parser resolves to an object
+    the graph does not support, a builtin it does not implement (`dict`, `set`, `reversed`,
+    `sorted`, `any`: `calls_table.interpreted_builtins`) or a function imported by name from
+    a module of `_SCRIPTED_IMPORT_MODULES` (`cast(Tensor, ...)` runs as the script
+    `cast(Tensor, h)`). The same function reached as a module attribute (`typing.cast(...)`,
+    `copy.copy(...)`, `math.sqrt(...)`) is resolved later, after its arguments were
+    computed in the graph ("__call_func_str__(__input_0__,)"), and compiles (measured,
+    written/everyday probes `fix35g_*`)."""
+    f = node.func
+    if type(f) is not ast.Name:
+        return None
+    name = f.id
+    if name in calls_table.interpreted_builtins():
+        return name if ctx.qualname(f) == f"builtins.{name}" else None
+    module = ctx.scopes.info.imports.get(name)
+    if module is None or module.partition(".")[0] not in _SCRIPTED_IMPORT_MODULES:
+        return None
+    return name
+
+
+def _runs_a_cell(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
+    """Does `call` run a Cell: a sub-cell (`self.fc(x)`, `self.block.fc(x)`), a module-level
+    Cell, a method of the class that calls a sub-cell (`self.forward_fc(x)`), or a function
+    of the module given `self` that calls one of its sub-cells (`helper(self, x)` calling
+    `net.fc(x)`)?"""
+    from npu_lsp.rules.graphmode.parameter_receivers import module_cell
+    from npu_lsp.rules.graphmode.subcell_attribute_assignment import _holds_cell
+
+    f = call.func
+    if type(f) is ast.Name:
+        return module_cell(f, ctx, func) or _helper_calls_sub_cell(call, f.id, ctx)
+    if type(f) is not ast.Attribute:
+        return False
+    if type(f.value) is ast.Name and f.value.id == "self":
+        return _holds_cell(f.attr, ctx) or _method_calls_sub_cell(f.attr, ctx)
+    return _nested_sub_cell(f, ctx)
+
+
+def _method_calls_sub_cell(name: str, ctx: Context) -> bool:
+    """Does the method `name` of the class being checked call one of its sub-cells?"""
+    from npu_lsp.rules.graphmode.subcell_attribute_assignment import _holds_cell
+
+    cls = analyzer(ctx).owner_class(ctx.function)
+    info = ctx.scopes.info.classes.get(cls.name) if cls is not None else None
+    method = info.methods.get(name) if info is not None else None
+    if method is None or method is ctx.function:
+        return False
+    return any(
+        type(n) is ast.Call
+        and type(n.func) is ast.Attribute
+        and type(n.func.value) is ast.Name
+        and n.func.value.id == "self"
+        and _holds_cell(n.func.attr, ctx)
+        for n in ast.walk(method)
+    )
+
+
+def _helper_calls_sub_cell(call: ast.Call, name: str, ctx: Context) -> bool:
+    """`helper(self, x)`: a function of the module given `self` whose body calls
+    `<that parameter>.<sub-cell>(...)`."""
+    from npu_lsp.rules.graphmode.subcell_attribute_assignment import _holds_cell
+
+    helper = ctx.scopes.info.functions.get(name)
+    if helper is None or not isinstance(helper, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    params = [a.arg for a in helper.args.args]
+    given = {params[i] for i, a in enumerate(call.args[: len(params)]) if type(a) is ast.Name and a.id == "self"}
+    return bool(given) and any(
+        type(n) is ast.Call
+        and type(n.func) is ast.Attribute
+        and type(n.func.value) is ast.Name
+        and n.func.value.id in given
+        and _holds_cell(n.func.attr, ctx)
+        for n in ast.walk(helper)
+    )
+
+
 @rule(code="MS145", name="fallback-value-shape-query", severity="error", family="graphmode")
 class FallbackValueShapeQuery(GraphRule):
     """## What it does
@@ -418,13 +518,18 @@ class FallbackValueShapeQuery(GraphRule):
     `mint.sum` / `mint.mean` / `mint.nn.functional.softmax`, `ops.clamp` and Tensor methods
     by keyword, compile, and so does the keyword call anywhere in a program that reads a dict
     display after storing an item into it under a tensor `if` (`d = {'n': 0}; if x.sum() > 0:
-    d['n'] += 1; x = x + d['n']`). Also a Cell (a sub-cell, a module-level Cell) called
-    among the keyword arguments of `dict(...)` (`return dict(logits=self.head(h), ...)`) in
-    a file that sets GRAPH_MODE (in PYNATIVE_MODE an `@ms.jit` function runs it eagerly and
-    compiles):
+    d['n'] += 1; x = x + d['n']`). Also a Cell (a sub-cell, a module-level Cell, or a
+    method or module function given `self` that calls a sub-cell) called among the arguments
+    of a call whose callee is a bare name the graph cannot compile: a builtin it does not
+    implement (`dict(logits=self.head(h), ...)`, `sorted(...)`, `reversed(...)`, `set(...)`,
+    `any(...)`) or a function imported by name from `typing`, `copy` or `math`
+    (`cast(Tensor, self.fc(x))`), in a file that sets GRAPH_MODE (in PYNATIVE_MODE an
+    `@ms.jit` function runs it eagerly and compiles):
     LAX runs the whole call, arguments included, as one JIT Fallback script, so the Cell
     would run as Python in the middle of compiling ("Nested execution during JIT execution
-    for 'Dense.construct' is not supported").
+    for 'Dense.construct' is not supported"). The same function reached as a module
+    attribute (`typing.cast(...)`, `copy.copy(...)`, `math.sqrt(...)`) gets its arguments
+    computed in the graph first and compiles.
 
     ## Why is this bad?
     A fallback result is an opaque Python object while compiling: arithmetic on it works,
@@ -480,7 +585,10 @@ class FallbackValueShapeQuery(GraphRule):
       `dict(...)`: written/heldout34a case `r2_flags_dict_returned_from_jit_function` and
       probes `fix34f_nx_*` (the Cell's result bound to a name first, `ops.relu(h)` or
       arithmetic among the arguments, and a dict literal compile at LAX), `fix35d_nx_*` (GRAPH_MODE
-      only: the same in PYNATIVE_MODE `@ms.jit` code compiles, with a gradient or without).
+      only: the same in PYNATIVE_MODE `@ms.jit` code compiles, with a gradient or without) Other
+      callees: written/everyday probes `fix35g_*` (`cast`, `sorted`, `reversed`, `set`, `any`,
+      `dict` given a list, `copy` and `sqrt` imported by name fail; `typing.cast`, `copy.copy`,
+      `math.sqrt` and a `cast` of a name bound first compile).
     """
 
     nodes = (ast.Call, ast.Attribute, ast.Subscript, ast.ListComp, ast.GeneratorExp, ast.For)
@@ -491,8 +599,16 @@ class FallbackValueShapeQuery(GraphRule):
         scope, func = ctx.scope, ctx.function
         if scope is None or scope.level != "lax" or func is None:
             return ()
-        if type(node) is ast.Call and type(node.func) is ast.Name and node.func.id == "dict" and node.keywords:
-            return self._cell_called_in_dict_call(node, ctx, func)
+        if type(node) is ast.Call and type(node.func) is ast.Name:
+            callees = ctx.cache.get(_SCRIPTED_CALLEES_KEY)
+            if callees is None:
+                callees = _scripted_callees(ctx)
+            if node.func.id in callees:
+                scripted = self._cell_called_in_whole_script(node, ctx, func)
+                if scripted is not None:
+                    return [scripted]
+            if node.func.id == "dict" and node.keywords:
+                return ()  # `dict(k=...)` is only this check's (as before the check was generalised)
         if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr in IN_PLACE_UPDATES:
             found = self._float64_update(node, ctx, func)
             if found is not None:
@@ -501,9 +617,12 @@ class FallbackValueShapeQuery(GraphRule):
             return ()
         return self._check(node, ctx, func)
 
-    def _cell_called_in_dict_call(self, node: ast.Call, ctx: Context, func: ast.AST) -> Iterable[Diagnostic]:
-        """`dict(logits=self.head(h), ...)` under LAX: MindSpore runs the whole `dict(...)`
-        call, its arguments' source included, as one JIT Fallback script, so the Cell
+    def _cell_called_in_whole_script(self, node: ast.Call, ctx: Context, func: ast.AST) -> Diagnostic | None:
+        """`dict(logits=self.head(h), ...)`, `cast(Tensor, self.fc(x))`, `sorted([...])` under
+        LAX: a call whose callee is a bare name MindSpore's parser cannot compile
+        (`_whole_call_script`; written/everyday probes `fix35g_*`: sub-cells, sub-cells of
+        sub-cells, module-level Cells, a method or a module function given `self` that calls a
+        sub-cell) is run whole, its arguments' source included, as one JIT Fallback script, so the Cell
         written among them would run as Python in the middle of compiling (measured,
         written/heldout34a case `r2_flags_dict_returned_from_jit_function`, probes
         `fix34f_nx_*`: "Nested execution during JIT execution for 'Dense.construct' is not
@@ -518,28 +637,19 @@ class FallbackValueShapeQuery(GraphRule):
         `ops.GradOperation` or a second Cell of the file; PYNATIVE_MODE `@ms.jit` functions,
         `@ms.jit` constructs and train steps compile; heldout30a case
         `r2_registry_loss_dict_explicit_keys_train_step`)."""
-        if ctx.qualname(node.func) != "builtins.dict" or ctx.scopes.info.graph_mode is not True:
-            return ()
-        from npu_lsp.rules.graphmode.parameter_receivers import module_cell
-        from npu_lsp.rules.graphmode.subcell_attribute_assignment import _holds_cell
-
-        for k in node.keywords:
-            for n in ast.walk(k.value):
-                if type(n) is not ast.Call:
-                    continue
-                f = n.func
-                cell = (type(f) is ast.Attribute and type(f.value) is ast.Name and f.value.id == "self" and _holds_cell(f.attr, ctx)) or (
-                    type(f) is ast.Name and module_cell(f, ctx, func)
-                ) or (type(f) is ast.Attribute and _nested_sub_cell(f, ctx))
-                if cell:
-                    return [
-                        ctx.diagnostic(
-                            self,
-                            n,
-                            f"under LAX MindSpore runs this `dict(...)` call, arguments included, as Python (JIT Fallback), so the Cell call `{ctx.segment(n)}` would run inside it (MindSpore: Nested execution during JIT execution ... is not supported): bind `{ctx.segment(n)}` to a name first, or write a dict literal",
-                        )
-                    ]
-        return ()
+        callee = _whole_call_script(node, ctx)
+        if callee is None:
+            return None
+        for a in [*node.args, *(k.value for k in node.keywords)]:
+            for n in ast.walk(a):
+                if type(n) is ast.Call and _runs_a_cell(n, ctx, func):
+                    return ctx.diagnostic(
+                        self,
+                        n,
+                        f"under LAX MindSpore runs this `{callee}(...)` call, arguments included, as Python (JIT Fallback), so the Cell call `{ctx.segment(n)}` would run inside it (MindSpore: Nested execution during JIT execution ... is not supported): bind `{ctx.segment(n)}` to a name first"
+                        + (", or write a dict literal" if callee == "dict" else ""),
+                    )
+        return None
 
     def _float64_update(self, node: ast.Call, ctx: Context, func: ast.AST) -> Diagnostic | None:
         """`ops.assign(p, ms.Tensor(int(p) + 1, ms.int32))`: the tensor of a run-time number is
