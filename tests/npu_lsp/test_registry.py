@@ -17,7 +17,7 @@ from npu_lsp.registry import FAMILIES, RULES, RegistryError, Rule, load_all, rul
 load_all()
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "rules"
 SUPPORT_MODULES = {
-    "helpers", "flow", "control", "fixes", "values", "calls_table", "shape_folded", "abstract",
+    "helpers", "inner_cells", "flow", "control", "fixes", "values", "calls_table", "shape_folded", "abstract",
     "abstract_eval", "held_callables", "xcalls", "entries", "parameter_receivers", "optimizer_facts",
     "parameter_arguments", "dynamic_shape", "result_kinds", "none_join", "const_tensor",
     "returns", "host_values", "constructed", "mappers", "ranks", "interpreted", "loop_lambda",

@@ -54,6 +54,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     gradient_of_constant_input,
     gradient_of_sequence_input,
     graph_builtin_semantics,
+    higher_order_grad_of_fallback,
     host_list_iterated,
     import_in_graph,
     input_object_attribute_store,

@@ -14,6 +14,8 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, body_statements, own_nodes
+from npu_lsp.rules.graphmode.inner_cells import inner_classes
+from npu_lsp.rules.graphmode.values import returns_reached
 from npu_lsp.scope import ModuleInfo
 
 #: the bases a class may have for its attributes to be all known here (a base of this file,
@@ -83,6 +85,8 @@ class AttributeCreatedInGraph(GraphRule):
             return ()
         info = ctx.scopes.info
         out: list[Diagnostic] = []
+        if node.name == "construct" and owner.name in created and ctx.scope and ctx.scope.level == "lax":
+            out.extend(self._read_by_another_call(node, owner.name, created[owner.name], ctx))
         for n in own_nodes(node):
             if type(n) is not ast.Attribute or type(n.ctx) is not ast.Load:
                 continue
@@ -98,6 +102,128 @@ class AttributeCreatedInGraph(GraphRule):
                 )
             )
         return out
+
+
+    def _read_by_another_call(
+        self, node: ast.FunctionDef, cls: str, stores: dict[str, ast.stmt], ctx: Context
+    ) -> list[Diagnostic]:
+        """LAX, a cell compiled inside another graph (`inner_cells`: read by an `@ms.jit`
+        function, given to a grad builder): `self.<attr>` read in `construct` where no store
+        of it in this call can come first (the store on a side of an `if` that returns), so
+        another call of the cell must have made it. As part of the top cell (`model(bx)` in
+        GRAPH_MODE) that compiles; inside another graph MindSpore 2.10 fails with "The
+        pointer[seq_abs] is null" (written/heldout34c `revin_train_step_stats_on_self`,
+        probes `fix35h_rv_*`: `@ms.jit` forward, `value_and_grad`, `ms.grad`; stored and read
+        in one call, or never read, compiles)."""
+        if cls not in inner_classes(ctx):
+            return []
+        writes: dict[str, list[ast.AST]] = {}
+        for n in own_nodes(node):
+            if type(n) is ast.Attribute and type(n.ctx) is ast.Store and _self_attr(n) and n.attr in stores:
+                writes.setdefault(n.attr, []).append(n)
+        out: list[Diagnostic] = []
+        for n in own_nodes(node):
+            if type(n) is not ast.Attribute or type(n.ctx) is not ast.Load or not _self_attr(n):
+                continue
+            ws = writes.get(n.attr)
+            if not ws or any(not _exclusive(w, n, node, ctx) for w in ws):
+                continue
+            if not _split_by_calls(node, cls, ws, n, ctx):
+                continue
+            out.append(
+                ctx.diagnostic(
+                    self,
+                    n,
+                    f"`self.{n.attr}` is created only by `{cls}.construct` (line {stores[n.attr].lineno}) on a path this read never follows, so another call of the cell made it; the cell is compiled inside another graph (an `@ms.jit` function or a gradient), where MindSpore cannot compile that (LAX: \"The pointer[seq_abs] is null\"); set `self.{n.attr}` in `__init__` (`= None`) or return the value",
+                )
+            )
+            writes.pop(n.attr)  # one report per attribute
+        return out
+
+
+def _exclusive(store: ast.AST, read: ast.AST, func: ast.AST, ctx: Context) -> bool:
+    """Can `read` never run after `store` in one call of `func`: an enclosing `if` of the
+    store has the read on its other side, or the store's side ends with `return` and the
+    read comes after that `if`."""
+    child: ast.AST = store
+    p = ctx.parent(store)
+    while p is not None and p is not func:
+        if type(p) is ast.If and child is not p.test:
+            side, other = (p.body, p.orelse) if _within(child, p.body) else (p.orelse, p.body)
+            if any(_contains(st, read) for st in other):
+                return True
+            if not _contains(p, read) and side and type(side[-1]) in (ast.Return, ast.Raise):
+                return True
+        elif isinstance(p, (ast.For, ast.While, ast.AsyncFor, ast.FunctionDef, ast.Lambda)):
+            return False
+        child, p = p, ctx.parent(p)
+    return False
+
+
+def _split_by_calls(construct: ast.FunctionDef, cls: str, stores: list[ast.AST], read: ast.AST, ctx: Context) -> bool:
+    """Do the calls of the cell that compiled code of this file makes (`self.revin(x, "norm")`,
+    `self.revin(x, "denorm")` in a holder's methods) split: one compiles a `return` after a
+    store (its arguments fold the `if` to the store's side), another a `return` on the read's
+    path and none after a store. Calls not found, or not folded apart: no answer (False)."""
+    calls = _sub_cell_calls(cls, ctx)
+    if len(calls) < 2:
+        return False
+    store_sides = [side for st in stores if (side := _returning_side(st, construct, ctx)) is not None]
+    if len(store_sides) != len(stores):
+        return False
+    storing = reading = False
+    for call, caller in calls:
+        reached = returns_reached(construct, call, caller, ctx)
+        in_store = [r for r in reached if any(_contains(st, r) for side in store_sides for st in side)]
+        if in_store:
+            storing = True
+        elif any(_contains(r, read) or r.lineno > read.lineno for r in reached):  # type: ignore[attr-defined]
+            reading = True
+    return storing and reading
+
+
+def _returning_side(store: ast.AST, func: ast.AST, ctx: Context) -> list[ast.stmt] | None:
+    """The side of the innermost `if` around `store` when it ends with `return`."""
+    child: ast.AST = store
+    p = ctx.parent(store)
+    while p is not None and p is not func:
+        if type(p) is ast.If and child is not p.test:
+            side = p.body if _within(child, p.body) else p.orelse
+            return side if side and type(side[-1]) is ast.Return else None
+        child, p = p, ctx.parent(p)
+    return None
+
+
+def _sub_cell_calls(cls: str, ctx: Context) -> list[tuple[ast.Call, ast.AST]]:
+    """(call, calling method) for `self.<sub>(...)` in the methods of this file's classes whose
+    `__init__` makes `self.<sub>` an instance of `cls` (once per file and class)."""
+    key = ("ms227.calls", cls)
+    hit: list[tuple[ast.Call, ast.AST]] | None = ctx.cache.get(key)
+    if hit is not None:
+        return hit
+    hit = ctx.cache[key] = []
+    info = ctx.scopes.info
+    target = f"{info.module}.{cls}"
+    for holder in info.classes.values():
+        subs = {a for a, t in holder.attr_types.items() if t == target}
+        if not subs:
+            continue
+        for m in holder.node.body:
+            if type(m) is not ast.FunctionDef or m.name == "__init__":
+                continue
+            for n in ast.walk(m):
+                f = n.func if type(n) is ast.Call else None
+                if type(f) is ast.Attribute and f.attr in subs and _self_attr(f):
+                    hit.append((n, m))  # type: ignore[arg-type]
+    return hit
+
+
+def _within(child: ast.AST, block: list[ast.stmt]) -> bool:
+    return any(st is child for st in block)
+
+
+def _contains(tree: ast.AST, node: ast.AST) -> bool:
+    return any(n is node for n in ast.walk(tree))
 
 
 def _read_class(n: ast.Attribute, owner: ast.ClassDef, func: ast.FunctionDef, info: ModuleInfo) -> str | None:
