@@ -69,8 +69,9 @@ def test_crossmod_gives_the_same_seven_from_every_folder(
     inside = findings(run("--no-cache", *args, ".", cwd=root / "probes", env=env), root / "probes")
     above = findings(run("--no-cache", *args, "probes", cwd=root, env=env), root)
     fix33c = ("xm_cfg/", "xm_seq/")
-    # fix34a's probes and package (`xm_level`) are measured alone too, not in the seven
-    later = (*fix33c, "xm_level/", "fix34a_")
+    # later sessions' probes (fix34a's with its package `xm_level`, fix35c's same-module
+    # `*args` helpers) are measured alone too, not in the seven
+    later = (*fix33c, "xm_level/", "fix34a_", "fix35c_")
     assert len([f for f in inside if not f[0].startswith(later)]) == 7, inside
     # fix33c's packages, checked with every probe's calls joined: `Repeat` is given a
     # module-level Tensor by one probe (a tensor `range` bound for all); each probe alone is
