@@ -45,7 +45,11 @@ class CellsInPythonList(Rule):
     a given `name=` is kept), so instances of two classes whose names differ (`fc.*` beside
     `fc1.*`, `lin.*` beside `proj.*`, `body.fc.weight` beside `body.weight`) compile, while
     two instances of one class, or two classes both storing `lin`, clash (written/heldout32b
-    probes `fix32c_cl_*`). A class of the file that, with its sub-cells, owns no Parameter
+    probes `fix32c_cl_*`). A Parameter named from an argument of its Cell's `__init__`
+    (`name=f"expert_{idx}_w"`, `"expert_" + str(idx)`) takes the value each construction
+    passes: `[Expert(d, i) for i in range(e)]` or `[Expert(d, 0), Expert(d, 1)]` compile,
+    a repeated literal or an argument all entries share (`f"expert_{d}_w"`) clashes
+    (written/heldout35d probes `fix35i_cl_*`). A class of the file that, with its sub-cells, owns no Parameter
     cannot clash at all: `[Scale(0.5), Scale(2.0)]` storing only the number, `[MovingAvg(k)
     for k in kernels]` holding an `nn.AvgPool1d` (an `__init__` argument counts as no
     Parameter when every construction passes a literal, a Tensor, arithmetic, or a loop

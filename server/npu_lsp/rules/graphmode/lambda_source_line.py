@@ -111,6 +111,11 @@ class LambdaSourceLine(GraphRule):
       `r2_encoding_lambda_list_closure_no_defaults` and probes `fix35e_lm_*` ("got Call":
       a comprehension, a loop, an index, one append after `[ops.sin]`); a local list of
       lambdas only counted (`self.n = len(fns)`) compiles.
+      A grad of an inline lambda returned by a factory `def` of the module (`grad_fn =
+      make_grad_fn(net, params)`, returning `ms.value_and_grad(lambda x, y: ..., None,
+      params)` or a local bound to it) is reached the same way: written/heldout35d case
+      `r2_lambda_inline_wrapped_in_def` and probes `fix35i_lm_*` ("got Call" at LAX and
+      STRICT; a lambda on a line of its own in the factory compiles).
     """
 
     nodes = (ast.Call, ast.Module)
