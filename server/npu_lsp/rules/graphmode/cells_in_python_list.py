@@ -351,7 +351,10 @@ class CellsInPythonList(Rule):
         owners = [e for e in elements if _may_own_parameters(e, ctx)]
         # a comprehension builds its template once per turn: two turns may clash, unless its
         # Parameters are named after the turn's own loop value (`_resolved_names`)
-        several = bool(owners) and _may_clash(owners * 2 if comprehension else owners, ctx)
+        if comprehension and owners and ctx.mentions("name=") and _names_formatted(owners[0], ctx):
+            several = _may_clash(owners * 2, ctx)
+        else:
+            several = bool(owners) and (comprehension or _may_clash(owners, ctx))
         severity = _severity(attr, used, several)
         if isinstance(value, (ast.Dict, ast.DictComp)):
             kind, wrapper = "dict", "nn.CellDict"
@@ -1228,6 +1231,16 @@ def _name_template(given: ast.expr, value: ast.expr, ctx: Context) -> str | None
         else:
             return None
     return "".join(parts)
+
+
+def _names_formatted(e: ast.expr, ctx: Context) -> bool:
+    """Does the file's own Cell `e` builds name a Parameter from an `__init__` argument?"""
+    q = ctx.qualname(e.func) if isinstance(e, ast.Call) else None
+    if not q or q.startswith("mindspore."):
+        return False
+    names = _possible_names(e, ctx, 0)
+    cached = ctx.cache.get(f"MS126-names:{q}")
+    return names is not None and cached is not None and any(_HOLE in n for n in cached)
 
 
 def _concatenated(e: ast.expr) -> list[ast.expr] | None:

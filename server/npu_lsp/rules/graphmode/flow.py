@@ -1526,8 +1526,6 @@ class Analyzer:
                 t = "tensor" if self._element_kind(value, fn) == Kind.TENSOR else None  # type: ignore[arg-type]
             elif how == _ENUM:
                 t = "scalar"
-            elif how == _UNPACK_AT:
-                t = self._unpacked_dict(value)  # type: ignore[arg-type]
             elif how == _DEF:
                 t = "function"
             if t is not None:
@@ -3612,7 +3610,12 @@ class Analyzer:
             return True
         if keys_of is it:
             value = self.single_assignment(it.id, fn.func)
-            return value is not None and self._dict_keys(value, fn, depth + 1)
+            if value is not None:
+                return self._dict_keys(value, fn, depth + 1)
+            # `y, l = sub_cell(x)` then `for k in l`: asked here, not when typing every
+            # unpacked name, so files without such a loop never index their sub-cell calls
+            binds = fn.bindings.get(it.id, ())
+            return len(binds) == 1 and binds[0][0] == _UNPACK_AT and self._unpacked_dict(binds[0][1]) == "dict"  # type: ignore[arg-type]
         return False
 
     def _key_kind(self, mapping: ast.AST, fn: _Fn) -> Kind:
