@@ -45,7 +45,11 @@ class CellsInPythonList(Rule):
     a given `name=` is kept), so instances of two classes whose names differ (`fc.*` beside
     `fc1.*`, `lin.*` beside `proj.*`, `body.fc.weight` beside `body.weight`) compile, while
     two instances of one class, or two classes both storing `lin`, clash (written/heldout32b
-    probes `fix32c_cl_*`). A class of the file that, with its sub-cells, owns no Parameter
+    probes `fix32c_cl_*`). A Parameter named from an argument of its Cell's `__init__`
+    (`name=f"expert_{idx}_w"`, `"expert_" + str(idx)`) takes the value each construction
+    passes: `[Expert(d, i) for i in range(e)]` or `[Expert(d, 0), Expert(d, 1)]` compile,
+    a repeated literal or an argument all entries share (`f"expert_{d}_w"`) clashes
+    (written/heldout35d probes `fix35i_cl_*`). A class of the file that, with its sub-cells, owns no Parameter
     cannot clash at all: `[Scale(0.5), Scale(2.0)]` storing only the number, `[MovingAvg(k)
     for k in kernels]` holding an `nn.AvgPool1d` (an `__init__` argument counts as no
     Parameter when every construction passes a literal, a Tensor, arithmetic, or a loop
@@ -345,7 +349,12 @@ class CellsInPythonList(Rule):
             elements = picked + [worst] * variable
             comprehension = False
         owners = [e for e in elements if _may_own_parameters(e, ctx)]
-        several = bool(owners) and (comprehension or _may_clash(owners, ctx))
+        # a comprehension builds its template once per turn: two turns may clash, unless its
+        # Parameters are named after the turn's own loop value (`_resolved_names`)
+        if comprehension and owners and ctx.mentions("name=") and _names_formatted(owners[0], ctx):
+            several = _may_clash(owners * 2, ctx)
+        else:
+            several = bool(owners) and (comprehension or _may_clash(owners, ctx))
         severity = _severity(attr, used, several)
         if isinstance(value, (ast.Dict, ast.DictComp)):
             kind, wrapper = "dict", "nn.CellDict"
@@ -1159,8 +1168,8 @@ def _may_clash(owners: list[ast.expr], ctx: Context) -> bool:
     if len(owners) < 2:
         return False
     seen: set[str] = set()
-    for e in owners:
-        names = _possible_names(e, ctx)
+    for turn, e in enumerate(owners):
+        names = _possible_names(e, ctx, turn)
         if names is None or any(_name_clash(n, m) for n in names for m in seen):
             return True
         seen.update(names)
@@ -1173,10 +1182,12 @@ def _name_clash(a: str, b: str) -> bool:
     return a == b or a.startswith(b + ".") or b.startswith(a + ".")
 
 
-def _possible_names(e: ast.expr, ctx: Context) -> frozenset[str] | None:
+def _possible_names(e: ast.expr, ctx: Context, turn: int = 0) -> frozenset[str] | None:
     """Patterns (`_name_clash`) of every Parameter name the cell `e` builds may have,
     unregistered (None: not known): a `mindspore.nn` layer's from the measured table; a
-    Cell class of this file's from what it stores on `self` (`_class_parameter_names`)."""
+    Cell class of this file's from what it stores on `self` (`_class_parameter_names`),
+    names formatted from its `__init__` arguments resolved at `e` (`_resolved_names`;
+    `turn`: which of the compared owners `e` is)."""
     q = ctx.qualname(e.func) if isinstance(e, ast.Call) else None
     if not q:
         return None
@@ -1186,7 +1197,120 @@ def _possible_names(e: ast.expr, ctx: Context) -> frozenset[str] | None:
     if key not in ctx.cache:
         ctx.cache[key] = _class_parameter_names(q, ctx, 0, top=True)
     names: frozenset[str] | None = ctx.cache[key]
+    if names is not None and any(_HOLE in n for n in names):
+        return _resolved_names(names, e, q, ctx, turn)  # type: ignore[arg-type]
     return names
+
+
+#: marks, in a name pattern, the `__init__` parameter a Parameter's `name=` formats
+#: (`f"expert_{idx}_w"` is `expert_` HOLE `idx` HOLE `_w`)
+_HOLE = "\x00"
+
+
+def _name_template(given: ast.expr, value: ast.expr, ctx: Context) -> str | None:
+    """The pattern of a Parameter's `name=` built from text and parameters of the Cell's
+    own `__init__` it never rebinds (`f"expert_{idx}_w"`, `"expert_" + str(idx)`); None
+    for anything else."""
+    init = _enclosing_init(value, ctx)
+    if init is None:
+        return None
+    parts: list[str] = []
+    pieces = given.values if isinstance(given, ast.JoinedStr) else _concatenated(given)
+    if pieces is None:
+        return None
+    binds = instances(ctx).bindings_of(init)
+    for piece in pieces:
+        if isinstance(piece, ast.FormattedValue) and piece.conversion == -1 and piece.format_spec is None:
+            piece = piece.value
+        elif isinstance(piece, ast.Call) and ctx.qualname(piece.func) == "builtins.str" and len(piece.args) == 1 and not piece.keywords:
+            piece = piece.args[0]
+        if isinstance(piece, ast.Constant) and isinstance(piece.value, str):
+            parts.append(piece.value)
+        elif isinstance(piece, ast.Name) and [type(b) for b in binds.get(piece.id, [])] == [ast.arg]:
+            parts.append(f"{_HOLE}{piece.id}{_HOLE}")
+        else:
+            return None
+    return "".join(parts)
+
+
+def _names_formatted(e: ast.expr, ctx: Context) -> bool:
+    """Does the file's own Cell `e` builds name a Parameter from an `__init__` argument?"""
+    q = ctx.qualname(e.func) if isinstance(e, ast.Call) else None
+    if not q or q.startswith("mindspore."):
+        return False
+    names = _possible_names(e, ctx, 0)
+    cached = ctx.cache.get(f"MS126-names:{q}")
+    return names is not None and cached is not None and any(_HOLE in n for n in cached)
+
+
+def _concatenated(e: ast.expr) -> list[ast.expr] | None:
+    """The operands of a `+` chain of at least two terms (`"expert_" + str(idx)`)."""
+    if not (isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add)):
+        return None
+    left = _concatenated(e.left)
+    return [*(left if left is not None else [e.left]), e.right]
+
+
+def _enclosing_init(node: ast.AST, ctx: Context) -> ast.FunctionDef | None:
+    """The `__init__` of a class that `node` is written in, directly."""
+    up = ctx.parent(node)
+    while up is not None and not isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+        up = ctx.parent(up)
+    if isinstance(up, ast.FunctionDef) and up.name == "__init__" and isinstance(ctx.parent(up), ast.ClassDef):
+        return up
+    return None
+
+
+def _resolved_names(names: frozenset[str], e: ast.Call, q: str, ctx: Context, turn: int) -> frozenset[str] | None:
+    """`names` with each formatted `__init__` parameter replaced by what the construction
+    `e` passes: a literal by its text, the variable of the comprehension over `range(...)`
+    that builds `e` by a value of its own to this `turn` (each turn gets another number).
+    Measured (written/heldout35d case `r2_experts_list_of_custom_cells`, probes
+    `fix35i_cl_*`): `[Expert(d, i) for i in range(e)]` naming its Parameter
+    `f"expert_{idx}_w"` compiles at LAX and STRICT; the same name for all, or `f"..{d}.."`
+    of an argument every cell shares, clashes. None when an argument is anything else."""
+    found = ctx.scopes._class(q)
+    init = next((m for m in found[1].node.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None) if found else None
+    if init is None or any(isinstance(x, ast.Starred) for x in e.args) or any(k.arg is None for k in e.keywords):
+        return None
+    a = init.args
+    positional = [p.arg for p in (*a.posonlyargs, *a.args)][1:]
+    out: set[str] = set()
+    for n in names:
+        pieces = n.split(_HOLE)
+        for i in range(1, len(pieces), 2):
+            given = _argument(e, pieces[i], positional)
+            text = _argument_text(given, e, ctx, turn) if given is not None else None
+            if text is None:
+                return None
+            pieces[i] = text
+        out.add("".join(pieces))
+    return frozenset(out)
+
+
+def _argument(site: ast.Call, param: str, positional: list[str]) -> ast.expr | None:
+    """What the construction `site` passes for `__init__`'s `param` (None: its default)."""
+    given = next((k.value for k in site.keywords if k.arg == param), None)
+    if given is None and param in positional and positional.index(param) < len(site.args):
+        given = site.args[positional.index(param)]
+    return given
+
+
+def _argument_text(given: ast.expr, site: ast.Call, ctx: Context, turn: int) -> str | None:
+    """The text a formatted argument gives: a literal's, or, for the variable of the
+    comprehension over `range(...)` building `site`, one distinct to `turn`."""
+    if isinstance(given, ast.Constant) and isinstance(given.value, (int, str)):
+        return str(given.value)
+    if not isinstance(given, ast.Name):
+        return None
+    comp = ctx.parent(site)
+    if not (isinstance(comp, ast.ListComp) and comp.elt is site and len(comp.generators) == 1):
+        return None
+    gen = comp.generators[0]
+    ranged = isinstance(gen.iter, ast.Call) and ctx.qualname(gen.iter.func) == "builtins.range"
+    if ranged and isinstance(gen.target, ast.Name) and gen.target.id == given.id:
+        return f"\x01turn{turn}"
+    return None
 
 
 #: calls or names in a Cell class that give Parameters names other than its attributes'
@@ -1282,7 +1406,8 @@ def _stored_names(value: ast.expr, attr: str, ctx: Context, depth: int, top: boo
         if given is None or (isinstance(given, ast.Constant) and given.value is None):
             return {attr}
         if not (isinstance(given, ast.Constant) and isinstance(given.value, str)):
-            return None
+            template = _name_template(given, value, ctx) if top and depth == 0 else None
+            return {template} if template is not None else None
         return {given.value} if top else {attr, given.value}
     if q.startswith("mindspore.nn."):
         layer = q.rsplit(".", 1)[-1]

@@ -1532,6 +1532,21 @@ class Analyzer:
                 out.add(t)
         return frozenset(out)
 
+    def _unpacked_dict(self, value: tuple[ast.expr, tuple[int, ...]]) -> str | None:
+        """"dict" when `name` of `y, name = sub_cell(x)` is, at every `return` of the file's
+        own `construct` the call runs, a dict display (or a name typed a dict there): its
+        keys are graph constants, so `for k in name` yields constant keys (measured,
+        written/heldout35d case `aux_losses_dict_accumulate_by_key`: `losses[k] = losses[k]
+        + l[k]` compiles at LAX). Only dicts: other classes stay unknown as before."""
+        call, path = value
+        if type(call) is not ast.Call:
+            return None
+        found = self._returned_elements(call, path)
+        if found is None:
+            return None
+        elts, callee = found
+        return "dict" if all(self._type_class(e, callee) == "dict" for e in elts) else None
+
     def _compute_dtypes(self, fn: _Fn, name: str) -> frozenset[str]:
         out: set[str] = set()
         spec = fn.params.get(name)
@@ -3595,7 +3610,12 @@ class Analyzer:
             return True
         if keys_of is it:
             value = self.single_assignment(it.id, fn.func)
-            return value is not None and self._dict_keys(value, fn, depth + 1)
+            if value is not None:
+                return self._dict_keys(value, fn, depth + 1)
+            # `y, l = sub_cell(x)` then `for k in l`: asked here, not when typing every
+            # unpacked name, so files without such a loop never index their sub-cell calls
+            binds = fn.bindings.get(it.id, ())
+            return len(binds) == 1 and binds[0][0] == _UNPACK_AT and self._unpacked_dict(binds[0][1]) == "dict"  # type: ignore[arg-type]
         return False
 
     def _key_kind(self, mapping: ast.AST, fn: _Fn) -> Kind:
