@@ -720,8 +720,7 @@ def _joined_twice(node: ast.If, ctx: Context) -> tuple[str, ast.AST] | None:
         third = _third_join(node, name, block[index + 1 :], ctx)
         if third is None or {type(c0.value).__name__, type(c1.value).__name__} not in _JOINED_AGAIN:
             return None
-        a = analyzer(ctx)
-        if not (_run_time_test(node.test, a, ctx) and _run_time_test(first.test, a, ctx)):
+        if not _both_run_time(node, first, ctx):
             return None
         return (
             f"`{name}`: `{ast.unparse(c0)}` ({types[type(c0.value)]}) joined with `{ast.unparse(c1)}` "
@@ -729,10 +728,7 @@ def _joined_twice(node: ast.If, ctx: Context) -> tuple[str, ast.AST] | None:
             f"again here while the tensor `if` on line {third.lineno} rebinds it once more",
             node,
         )
-    if not _read_after(node, name, ctx):
-        return None
-    a = analyzer(ctx)
-    if not (_run_time_test(node.test, a, ctx) and _run_time_test(first.test, a, ctx)):
+    if not _read_after(node, name, ctx) or not _both_run_time(node, first, ctx):
         return None
     return (
         f"`{name}`: after the tensor `if` on line {first.lineno}, `{name}` is a variable of "
@@ -740,6 +736,13 @@ def _joined_twice(node: ast.If, ctx: Context) -> tuple[str, ast.AST] | None:
         f"{types[type(c2.value)]} `{ast.unparse(c2)}`",
         node,
     )
+
+
+def _both_run_time(second: ast.If, first: ast.If, ctx: Context) -> bool:
+    """Are both `if` tests decided at run time (tensor tests MindSpore does not fold)? Asked
+    last, after the cheap syntactic checks, since it runs the flow model."""
+    a = analyzer(ctx)
+    return _run_time_test(second.test, a, ctx) and _run_time_test(first.test, a, ctx)
 
 
 def _third_join(node: ast.If, name: str, rest: list[ast.stmt], ctx: Context) -> ast.If | None:

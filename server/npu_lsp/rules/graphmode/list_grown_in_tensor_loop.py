@@ -277,7 +277,8 @@ class ListGrownInTensorLoop(GraphRule):
                 f"the list comprehension on line {comp.lineno} runs over `{ctx.segment(comp.generators[0].iter)}`, a sequence of dynamic length (`ms.mutable(..., True)`): the graph cannot unroll it over known items, so the list cannot be stacked here",
             )
             return
-        rows = computed_length_rows(arg, ctx) if _stacks(node.func, ctx) else None
+        stacks = _stacks(node.func, ctx)
+        rows = computed_length_rows(arg, ctx) if stacks else None
         if rows is not None:
             yield ctx.diagnostic(
                 self,
@@ -285,7 +286,7 @@ class ListGrownInTensorLoop(GraphRule):
                 f"the list comprehension on line {rows.lineno} runs over `{ctx.segment(rows.generators[0].iter)}`, a tensor whose length is known only at run time: the graph unrolls it while compiling, when that length is not known, so the list is empty here (\"For 'Stack', the 'len of input_x' must be int and must >= 1, but got '0'\"); stack or slice the tensor itself",
             )
             return
-        rows = dynamic_length_rows(arg, ctx) if _stacks(node.func, ctx) else None
+        rows = dynamic_length_rows(arg, ctx) if stacks else None
         if rows is not None:
             yield ctx.diagnostic(
                 self,
