@@ -531,6 +531,12 @@ class FallbackValueShapeQuery(GraphRule):
     for 'Dense.construct' is not supported"). The same function reached as a module
     attribute (`typing.cast(...)`, `copy.copy(...)`, `math.sqrt(...)`) gets its arguments
     computed in the graph first and compiles.
+    Not flagged: a call of `ops.ones_like`, `ops.zeros_like`, `ops.cumsum`, `ops.leaky_relu`,
+    `ops.threshold` or `ops.cast` (the measured rows of `ms_unused_results.json`) whose result
+    nothing reads (an expression statement, a name never read or rebound first, read only
+    in a branch MindSpore folds away): MindSpore infers a graph from its outputs and never
+    infers such a call. Most other functions and cells (`ops.pad`, `ops.gelu`,
+    `ops.clip_by_value`, `nn.Dense`) fail even unused.
 
     ## Why is this bad?
     A fallback result is an opaque Python object while compiling: arithmetic on it works,
@@ -558,6 +564,8 @@ class FallbackValueShapeQuery(GraphRule):
     No automatic fix.
 
     ## References
+    - Unused results: written/lax probes `fix35c_dte_local_unused`, `fix36b_un_*`,
+      `fix36b_uf_*`, `fix36b_ur_*`, `fix36b_uc_*`.
     - A list of numbers read one by one from such a tensor, indexed or iterated: written/lax
       probes `fix34c_fx_*`, `fix33a_fx_*` and fresh v6 seed 12000042 (a loop carrying the
       value through two sub-cells first).
