@@ -146,7 +146,12 @@ def _argument_is_parameter(name: str, func: ast.AST, ctx: Context, depth: int) -
         return None
     owner = ctx.parent(func)
     if owner is ctx.tree:
-        seen = {_is_parameter(v, _enclosing_function(v, ctx), ctx, depth + 1) for v in given}
+        seen = set()
+        for v in given:
+            caller = _enclosing_function(v, ctx)
+            if caller is None:
+                return None  # called from Python: whatever it is given
+            seen.add(_is_parameter(v, caller, ctx, depth + 1))
     elif isinstance(owner, ast.ClassDef) and _built_only_at_module_level(owner, ctx):
         seen = {False if _python_tensor(v, ctx) else None for v in given}
     else:
