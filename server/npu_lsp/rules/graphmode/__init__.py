@@ -66,6 +66,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     jit_first_argument_owner,
     jit_forbidden_api,
     jvp_one_element_tangents,
+    lambda_grad_after_while,
     lambda_source_line,
     lazy_inline_off_ascend,
     list_appended_under_tensor_if,

@@ -50,6 +50,10 @@ class DynamicLengthRowsRead(GraphRule):
     Under LAX `len` and a `for` over it fail with the same `seq_abs` error and `rows[-1]`
     with "list index out of range" (STRICT compiles those three). Returning the
     comprehension or indexing it at `[0]` compiles; `ops.stack` of it is MS152's.
+    `ops.concat` / `ops.cat` / `mint.cat` (or a held `ops.Concat`) of it fails under LAX
+    ("Tuple to TupleUnfold pattern should have TupleGetItem as user node") and compiles
+    under STRICT, except over `enumerate(x)` or a tensor computed from the input, or
+    through `tuple(...)`, which fail at both levels.
 
     ## Example
     ```python
@@ -68,11 +72,12 @@ class DynamicLengthRowsRead(GraphRule):
     - RULES.md, section 3 (what a graph can unroll while compiling).
     - Measured on MindSpore 2.10 (CPU), LAX and STRICT: written/lax probes
       `genfresh34_dy_comp_*` and `fix35b_dy_comp_*`, `fix35b_dy_col_*` (a declared `[2, 3]`
-      compiles; so do `rows[0]` and the comprehension returned).
+      compiles; so do `rows[0]` and the comprehension returned); concatenation:
+      `fix35b_dy_comp_concat`, `fix36b_cc_*`.
     """
 
     nodes = (ast.Call, ast.Subscript, ast.For)
-    calls = frozenset({"sum", "max", "min", "len", "zip"})
+    calls = frozenset({"sum", "max", "min", "len", "zip", "concat", "cat"})
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         if ctx.function is None or ctx.scope is None:
@@ -103,6 +108,8 @@ class DynamicLengthRowsRead(GraphRule):
 
     def _call(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
         f = node.func
+        if type(f) is ast.Attribute and f.attr in ("concat", "cat"):
+            return self._concat(node, ctx)
         if type(f) is not ast.Name or not node.args or node.keywords:
             return ()
         name = f.id
@@ -130,6 +137,31 @@ class DynamicLengthRowsRead(GraphRule):
             said = "The pointer[seq_abs] is null"
         return [ctx.diagnostic(self, node, _message(f"`{name}` of it", said, lax_only=name in _LAX_ONLY))]
 
+    def _concat(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
+        """`ops.concat(rows)` / `ops.cat` / `mint.cat` / a held `ops.Concat(...)` of such a
+        comprehension (measured, written/lax probes `fix35b_dy_comp_concat`,
+        `fix36b_cc_*`): under LAX it fails ("Tuple to TupleUnfold pattern should have
+        TupleGetItem as user node, but got Default/Concat"), and STRICT compiles it, unless
+        the comprehension runs over `enumerate(x)` or over a tensor computed from the input,
+        or is given through `tuple(...)`: those fail at both levels."""
+        if len(node.args) < 1 or not ctx.mentions("set_inputs") or not _concatenates(node.func, ctx):
+            return ()
+        arg = node.args[0]
+        wrapped = type(arg) is ast.Call and ctx.qualname(arg.func) == "builtins.tuple" and len(arg.args) == 1
+        comp = _rows_of(arg.args[0] if wrapped else arg, ctx)  # type: ignore[attr-defined]
+        if comp is None:
+            return ()
+        assert ctx.scope is not None
+        both = wrapped or not _over_input_itself(comp, ctx)
+        if ctx.scope.strict and not both:
+            return ()
+        said = (
+            "Tuple to TupleUnfold pattern should have TupleGetItem as user node"
+            if not both
+            else "The pointer[seq_abs] is null, or a RealTupleGetItem / StridedSlice kernel error"
+        )
+        return [ctx.diagnostic(self, node, _message(f"`{ctx.segment(node.func)}` of it", said, lax_only=not both))]
+
     def _zip(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
         if ctx.qualname(node.func) != "builtins.zip":
             return ()
@@ -143,6 +175,34 @@ class DynamicLengthRowsRead(GraphRule):
                     )
                 ]
         return ()
+
+
+#: the concatenations measured on such a comprehension (probes `fix36b_cc_*`)
+_CONCATS = frozenset({"mindspore.ops.concat", "mindspore.ops.cat", "mindspore.mint.cat"})
+
+
+def _concatenates(f: ast.expr, ctx: Context) -> bool:
+    """`ops.concat` / `ops.cat` / `mint.cat`, or `self.<attr>` that `__init__` binds only to
+    `ops.Concat(...)`."""
+    if ctx.qualname(f) in _CONCATS:
+        return True
+    if not (type(f) is ast.Attribute and type(f.value) is ast.Name and f.value.id == "self"):
+        return False
+    a = analyzer(ctx)
+    cls = a.owner_class(ctx.function)
+    held = a._self_values(cls).get(f.attr, []) if cls is not None else []
+    return len(held) == 1 and type(held[0]) is ast.Call and ctx.qualname(held[0].func) == "mindspore.ops.Concat"
+
+
+def _over_input_itself(comp: ast.ListComp | ast.GeneratorExp, ctx: Context) -> bool:
+    """Does the comprehension run over a parameter of the function it sits in, never bound
+    again there (`[r.reshape(1, 3) for r in x]` in `construct`)?"""
+    it = comp.generators[0].iter
+    func = ctx.function
+    if type(it) is not ast.Name or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    params = {p.arg for p in (*func.args.posonlyargs, *func.args.args)}
+    return it.id in params and analyzer(ctx).first_binding_line(it.id, func) is None
 
 
 def _rows_of(e: ast.expr, ctx: Context) -> ast.ListComp | ast.GeneratorExp | None:

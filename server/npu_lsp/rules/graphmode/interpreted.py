@@ -144,7 +144,7 @@ def interpreted(e: ast.expr, ctx: Context, func: ast.AST, depth: int = 0) -> boo
             # for +: 'float' and 'list'"; fresh v5 seed 11800077)
             from npu_lsp.rules.graphmode.number_stores import number_stored
 
-            return number_stored(e, func, ctx)  # type: ignore[arg-type]
+            return number_stored(e, func, ctx) or _stored_interpreted(e, ctx, func, depth)  # type: ignore[arg-type]
         return interpreted(e.value, ctx, func, depth)  # type: ignore[attr-defined]
     if t is ast.JoinedStr:
         return any(type(v) is ast.FormattedValue and _run_time(v.value, ctx, func) for v in e.values)  # type: ignore[attr-defined]
@@ -161,6 +161,37 @@ def interpreted(e: ast.expr, ctx: Context, func: ast.AST, depth: int = 0) -> boo
     if t is ast.ListComp or t is ast.GeneratorExp:
         return interpreted(e.elt, ctx, func, depth)  # type: ignore[attr-defined]
     return False
+
+
+def _stored_interpreted(read: ast.Attribute, ctx: Context, func: ast.AST, depth: int) -> bool:
+    """`self.<attr>` read after a statement of the same function stores a JIT Fallback value
+    on it (`self.acc = self.acc + x.asnumpy()`, then `ms.Tensor(self.acc)`): LAX keeps the
+    Python object there (measured, written/lax probe `fix36b_hg_from_subcell`: its tensor,
+    returned by a sub-cell and differentiated twice, fails as `ms.Tensor(x.asnumpy())`
+    does, "The pointer[local_dict_cnode] is null"; difftest v6 seed 12000710)."""
+    if not (ctx.mentions("asnumpy") or ctx.mentions("tolist")):
+        return False  # (the stores that matter hold host data read from a tensor)
+    key = ("interpreted.stored", id(func), read.attr)
+    if ctx.cache.get(key):
+        return False  # the store's own value reads the attribute: followed once
+    ctx.cache[key] = True
+    try:
+        at = (read.lineno, read.col_offset)
+        for st in _own_statements(func):
+            if (
+                type(st) is ast.Assign
+                and len(st.targets) == 1
+                and type(st.targets[0]) is ast.Attribute
+                and st.targets[0].attr == read.attr
+                and type(st.targets[0].value) is ast.Name
+                and st.targets[0].value.id == "self"
+                and (st.lineno, st.col_offset) < at
+                and interpreted(st.value, ctx, func, depth + 1)
+            ):
+                return True
+        return False
+    finally:
+        ctx.cache[key] = False
 
 
 def _call(call: ast.Call, ctx: Context, func: ast.AST, depth: int) -> bool:

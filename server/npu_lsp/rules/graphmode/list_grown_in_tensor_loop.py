@@ -17,6 +17,7 @@ from npu_lsp.rules.graphmode.dynamic_shape import (
     dynamic_shape,
     dynamic_shape_read,
     shape_read_of,
+    size_read,
 )
 from npu_lsp.rules.graphmode.entries import entry_callers
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
@@ -783,12 +784,30 @@ def _unknown_trip_count(it: ast.expr, ctx: Context, a: Analyzer) -> bool:
     stacking what it appended fails; iterating an input tensor of a static shape compiles)."""
     if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and ctx.qualname(it.func) == "builtins.range":
         return any(
-            a.kind(arg) == Kind.VAR or dynamic_shape_read(arg, ctx) or declared_dynamic_read(arg, ctx)
+            a.kind(arg) == Kind.VAR
+            or dynamic_shape_read(arg, ctx)
+            or declared_dynamic_read(arg, ctx)
+            or _kept_declared_dynamic_read(arg, ctx)
             for arg in it.args
         )
     if isinstance(it, ast.Name) and it.id in _dynamic_len_params(ctx):
         return True
     return dynamic_shape(it, ctx) or _unstacked_declared_dynamic(it, ctx) or iterated_declared_dynamic(it, ctx)
+
+
+def _kept_declared_dynamic_read(e: ast.expr, ctx: Context) -> bool:
+    """`range(x.shape[0])` / `range(len(x))` where `x` is not the `construct` input itself but
+    a tensor that keeps its declared unknown dimension (`declared_dynamic_size`: the input
+    given to a helper, an `@ms.jit` function or a sub-cell, `x = x * 2` first), read in
+    any branch. The loop runs no turn while compiling, as over the input itself (measured,
+    difftest v6 seed 12000684, written/lax probes `fix36b_dr_*`)."""
+    if not ctx.mentions("set_inputs") or ctx.function is None:
+        return False
+    read = size_read(e)
+    if read is None:
+        return False
+    t, dim = read
+    return declared_dynamic_size(t, dim if isinstance(dim, int) else None, ctx.function, ctx)
 
 
 def iterated_declared_dynamic(it: ast.expr, ctx: Context, comprehension: bool = False, func: ast.AST | None = None) -> bool:

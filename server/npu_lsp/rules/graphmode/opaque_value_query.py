@@ -23,6 +23,7 @@ from npu_lsp.rules.graphmode.attribute_stores import (
     self_stores,
     stores_tensor_attrs,
 )
+from npu_lsp.rules.graphmode.dynamic_shape import reaching_assignment
 from npu_lsp.rules.graphmode.fallback_calls import (
     TENSOR_CONSTRUCTORS,
     built_tensor,
@@ -530,6 +531,12 @@ class FallbackValueShapeQuery(GraphRule):
     for 'Dense.construct' is not supported"). The same function reached as a module
     attribute (`typing.cast(...)`, `copy.copy(...)`, `math.sqrt(...)`) gets its arguments
     computed in the graph first and compiles.
+    Not flagged: a call of `ops.ones_like`, `ops.zeros_like`, `ops.cumsum`, `ops.leaky_relu`,
+    `ops.threshold` or `ops.cast` (the measured rows of `ms_unused_results.json`) whose result
+    nothing reads (an expression statement, a name never read or rebound first, read only
+    in a branch MindSpore folds away): MindSpore infers a graph from its outputs and never
+    infers such a call. Most other functions and cells (`ops.pad`, `ops.gelu`,
+    `ops.clip_by_value`, `nn.Dense`) fail even unused.
 
     ## Why is this bad?
     A fallback result is an opaque Python object while compiling: arithmetic on it works,
@@ -557,6 +564,8 @@ class FallbackValueShapeQuery(GraphRule):
     No automatic fix.
 
     ## References
+    - Unused results: written/lax probes `fix35c_dte_local_unused`, `fix36b_un_*`,
+      `fix36b_uf_*`, `fix36b_ur_*`, `fix36b_uc_*`.
     - A list of numbers read one by one from such a tensor, indexed or iterated: written/lax
       probes `fix34c_fx_*`, `fix33a_fx_*` and fresh v6 seed 12000042 (a loop carrying the
       value through two sub-cells first).
@@ -688,6 +697,7 @@ class FallbackValueShapeQuery(GraphRule):
                 node.attr == "dtype"
                 and isinstance(node.ctx, ast.Load)
                 and _dtype_given_to_op(node, func, ctx)
+                and not _dtype_to_unused_call(node, func, ctx)
                 and o.value(node.value, func, frozenset())
             ):
                 yield ctx.diagnostic(
@@ -2769,6 +2779,8 @@ class _Opaque:
             # tensor back, whose `len` is a number the graph knows (difftest seed 10100021)
             return f"`{q.removeprefix('mindspore.')}` is given a fill value from a JIT Fallback call; its FillV2 takes a tensor, and MindSpore converts only numbers it knows while compiling (\"the type of input argument[y] must be Tensor but got Float32\")"  # type: ignore[union-attr]
         if q in functions:
+            if q in _dropped_when_unused() and _result_unused(call, func, self.ctx):
+                return None
             return f"`{q.removeprefix('mindspore.')}` reads the shape or dtype of its input, which here comes from a JIT Fallback call"
         only = _argument_queries().get(q or "")
         if only is not None:
@@ -2809,6 +2821,7 @@ class _Opaque:
                 and inner.attr == "dtype"
                 and isinstance(inner.ctx, ast.Load)
                 and _dtype_given_to_op(inner, callee, self.ctx)
+                and not _dtype_to_unused_call(inner, callee, self.ctx)
                 and self.value(inner.value, callee, bound)
                 and not in_dead_branch(self.ctx, callee, self.ctx.span(inner))
             ):
@@ -3069,6 +3082,64 @@ _HOST_CALLS = TENSOR_CONSTRUCTORS | frozenset(
     {"builtins.print", "builtins.str", "builtins.repr", "builtins.format", "builtins.isinstance",
      "builtins.type", "builtins.id", "builtins.hash", "builtins.bool"}
 )
+
+
+@functools.cache
+def _dropped_when_unused() -> frozenset[str]:
+    """MindSpore functions MS145 counts as reading their input's shape or dtype whose call
+    MindSpore does not infer at all when nothing uses its result (`ms_unused_results.json`,
+    every row measured)."""
+    data = json.loads(resources.files(__package__).joinpath("ms_unused_results.json").read_text("utf-8"))
+    return frozenset(data["rows"])
+
+
+def _result_unused(call: ast.Call, func: ast.AST, ctx: Context) -> bool:
+    """Is the value of `call` dropped: the call is an expression statement, or the whole value
+    of `name = call` where no read of `name` in `func` outside a branch MindSpore folds away
+    can see this binding (`reaching_assignment` names another one)? MindSpore infers a
+    graph from its outputs, so a pure operation nothing reads is never inferred (measured,
+    written/lax probes `fix35c_dte_local_unused`, `fix36b_un_*`: `y = ops.ones_like(v)` of a
+    JIT Fallback `v` compiles at LAX when `y` is never read, is rebound first, or is read
+    only under a folded `if`; read, it fails with DtypeToEnum). Only asked of the functions
+    in `_dropped_when_unused`: for most (`ops.pad`, `ops.gelu`, `nn.Dense`) the unused call
+    fails the same way (probes `fix36b_uf_*`)."""
+    stmt = ctx.parent(call)
+    if type(stmt) is ast.Expr:
+        return True
+    if not (
+        type(stmt) is ast.Assign
+        and stmt.value is call
+        and len(stmt.targets) == 1
+        and type(stmt.targets[0]) is ast.Name
+    ):
+        return False
+    name = stmt.targets[0].id
+    for n in ast.walk(func):
+        t = type(n)
+        if (t is ast.Global or t is ast.Nonlocal) and name in n.names:  # type: ignore[attr-defined]
+            return False
+        if t is ast.AugAssign and type(n.target) is ast.Name and n.target.id == name:  # type: ignore[attr-defined]
+            return False
+        if t is not ast.Name or n.id != name or type(n.ctx) is not ast.Load:  # type: ignore[attr-defined]
+            continue
+        if in_dead_branch(ctx, func, ctx.span(n)):
+            continue
+        seen = reaching_assignment(n, ctx, func)  # type: ignore[arg-type]
+        if seen is None or seen is call:
+            return False
+    return True
+
+
+def _dtype_to_unused_call(read: ast.expr, func: ast.AST, ctx: Context) -> bool:
+    """Does the dtype `read` (`v.dtype`) go straight into a call of `_dropped_when_unused`
+    (`ops.cast(v, v.dtype)`) whose result is dropped (`_result_unused`)?"""
+    e: ast.AST = read
+    parent = ctx.parent(e)
+    while parent is not None and not isinstance(parent, ast.stmt):
+        if isinstance(parent, ast.Call) and e is not parent.func:
+            return ctx.qualname(parent.func) in _dropped_when_unused() and _result_unused(parent, func, ctx)
+        e, parent = parent, ctx.parent(parent)
+    return False
 
 
 def _dtype_given_to_op(read: ast.expr, func: ast.AST, ctx: Context, depth: int = 0) -> bool:

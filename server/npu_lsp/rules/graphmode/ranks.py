@@ -65,6 +65,20 @@ DYN_RANK: Final = "dyn_rank"
 #: prefix of an env key holding the items of a list display or unrolled comprehension a name
 #: was bound to (`Items`), forgotten when a statement may change the list
 _LIST: Final = "[]"
+#: env keys of the items the run has stored under a constant key into a `self` container
+#: (`self.cache['last'] = x`): "self[]<attr>" + repr(key)
+_SELF_ITEM: Final = "self[]"
+
+
+def _self_item_key(e: ast.Subscript) -> str | None:
+    """The env key of `self.<attr>[<constant>]`, else None. An item stored so and read back
+    later in the same compiled run is the stored value (measured, written/lax probes
+    `fix36b_dr_self_dict_*`: `self.cache['last'] = x; x = self.cache['last']`, once or in a
+    loop, keeps a `set_inputs` input's unknown first dimension; difftest v6 seed 12000684)."""
+    sub = e.slice
+    if type(sub) is not ast.Constant or type(sub.value) not in (str, int):
+        return None
+    return _SELF_ITEM + e.value.attr + repr(sub.value)  # type: ignore[attr-defined]
 #: prefix of an env key holding the rank of a top graph's tensor input (`construct` of the network
 #: called, an `@ms.jit` function): MindSpore decides `if x.ndim == 2:` on a parameter `x` of that
 #: graph by the input's rank, whatever `x` was rebound to before (`x = x.sum()`), in the graph's
@@ -1239,6 +1253,10 @@ class Ranks:
         elif _self_attr(t):
             assert isinstance(t, ast.Attribute)
             env["self." + t.attr] = v
+        elif type(t) is ast.Subscript and _self_attr(t.value):
+            key = _self_item_key(t)
+            if key is not None:
+                env[key] = v
         elif isinstance(t, (ast.Tuple, ast.List)):
             if isinstance(v, Items) and len(v.values) == len(t.elts) and not any(isinstance(x, ast.Starred) for x in t.elts):
                 # `(loss, aux), grads = ms.value_and_grad(f, has_aux=True)(x)`, `a, b = args`
@@ -1315,6 +1333,10 @@ class Ranks:
                     return None
                 dim = dims[i]
                 return dim if dim is not None else NUM
+            if _self_attr(e.value):
+                key = _self_item_key(e)
+                if key is not None and key in env:
+                    return env[key]  # `self.cache['last'] = x` earlier in this run
             if _self_attr(e.value) and self._self_number_entry(e, func):
                 return NUM
             if isinstance(e.value, ast.Name) and self._free_number_entry(e, e.value.id, func):

@@ -14,6 +14,8 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.parameter_arguments import _arguments as calls_arguments
+from npu_lsp.rules.graphmode.parameter_arguments import _module_binding as module_binding
 from npu_lsp.rules.graphmode.parameter_receivers import module_held_parameter, parameter_element
 from npu_lsp.rules.graphmode.ranks import ranks
 
@@ -30,7 +32,10 @@ class ParameterBesideTensorDtypeCheck(GraphRule):
     """## What it does
     Flags a 4-D `ops.grid_sample(input, grid)` in compiled code when one of `input` and
     `grid` is a Parameter (`self.plane`, an item of a `ParameterTuple`, a module-level
-    Parameter, a local bound to one) and the other a tensor computed in the graph.
+    Parameter, a local bound to one) and the other a tensor computed in the graph. A
+    parameter of a module-level helper counts as what every compiled call gives it
+    (`sample_plane(self.plane, uv)`), and an argument of a network's `construct` as a plain
+    tensor when only module-level code builds and calls the network, with `ms.Tensor(...)`.
 
     ## Why is this bad?
     MindSpore 2.10's 2-D grid sampler compares the two dtypes with the Parameter's `Ref`
@@ -63,7 +68,9 @@ class ParameterBesideTensorDtypeCheck(GraphRule):
     - RULES.md has no row for it (rejected at every level).
     - Measured on MindSpore 2.10 (CPU), LAX and STRICT: written set `heldout35b`
       (`hashgrid_tensorf_vm_planes`, `r2_hashgrid_grid_sample_2d_*`, the 5-D and slice
-      neighbours that compile) and its probes `fix35e_gs_*` / `fix35e_ro_*`.
+      neighbours that compile) and its probes `fix35e_gs_*` / `fix35e_ro_*` (a helper's
+      parameter given `self.plane`, and a `construct` argument beside a Parameter grid:
+      `fix35e_gs_parameter_in_helper`, `fix35e_gs_grid_parameter`).
     """
 
     nodes = (ast.Call,)
@@ -119,8 +126,73 @@ def _is_parameter(e: ast.expr, func: ast.AST, ctx: Context, depth: int = 0) -> b
         return False if inner is not None else None  # an item or slice of one: a new tensor
     if isinstance(e, ast.Name):
         value = analyzer(ctx).single_assignment(e.id, func)
-        return _is_parameter(value, func, ctx, depth + 1) if value is not None else None
+        if value is not None:
+            return _is_parameter(value, func, ctx, depth + 1)
+        return _argument_is_parameter(e.id, func, ctx, depth)
     return None
+
+
+def _argument_is_parameter(name: str, func: ast.AST, ctx: Context, depth: int) -> bool | None:
+    """`_is_parameter` of what parameter `name` of `func` is given at every call in the file:
+    a module-level helper's compiled callers (`sample_plane(self.plane, uv)`), or the Python
+    calls of a module-level network whose `construct` `func` is (`S()(ms.Tensor(...))`),
+    when nothing but module-level code builds that network (a parent Cell holding it could
+    pass a Parameter). Measured (written/heldout35b probes `fix35e_gs_grid_parameter`,
+    `fix35e_gs_parameter_in_helper`): both fail as the inline spelling does."""
+    if func is None or not name.isidentifier():
+        return None
+    given = calls_arguments(func, name, ctx)
+    if not given:
+        return None
+    owner = ctx.parent(func)
+    if owner is ctx.tree:
+        seen = set()
+        for v in given:
+            caller = _enclosing_function(v, ctx)
+            if caller is None:
+                return None  # called from Python: whatever it is given
+            seen.add(_is_parameter(v, caller, ctx, depth + 1))
+    elif isinstance(owner, ast.ClassDef) and _built_only_at_module_level(owner, ctx):
+        seen = {False if _python_tensor(v, ctx) else None for v in given}
+    else:
+        return None
+    return seen.pop() if len(seen) == 1 else None
+
+
+def _enclosing_function(node: ast.AST, ctx: Context) -> ast.AST | None:
+    p = ctx.parent(node)
+    while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        p = ctx.parent(p)
+    return p
+
+
+def _built_only_at_module_level(cls: ast.ClassDef, ctx: Context) -> bool:
+    """Is every mention of the class's name in a module-level statement (no function or
+    class around it), so no other Cell holds an instance of it?"""
+    for n in ast.walk(ctx.tree):
+        if type(n) is ast.Name and n.id == cls.name and _enclosing_definition(n, ctx) is not None:
+            return False
+    return True
+
+
+def _enclosing_definition(node: ast.AST, ctx: Context) -> ast.AST | None:
+    p = ctx.parent(node)
+    while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+        p = ctx.parent(p)
+    return p
+
+
+_TENSOR_MAKERS = frozenset({"mindspore.Tensor", "mindspore.tensor"})
+
+
+def _python_tensor(e: ast.expr, ctx: Context) -> bool:
+    """Is `e` (at module level) `ms.Tensor(...)`, or a name bound once there to one?"""
+    if isinstance(e, ast.Name):
+        bound = module_binding(e.id, ctx)
+        if bound is None:
+            return False
+        e = bound
+    return isinstance(e, ast.Call) and ctx.qualname(e.func) in _TENSOR_MAKERS
 
 
 def _rank(operands: list[ast.expr | None], func: ast.AST, ctx: Context) -> int | None:

@@ -262,7 +262,9 @@ class Instances:
         return UNKNOWN if lazy and value is None else value
 
     # ---------------------------------------------------------------- after `__init__`
-    def _after_init(self, built: list[ast.ClassDef], attr: str, assigned: list[ast.stmt], depth: int) -> Any:
+    def _after_init(
+        self, built: list[ast.ClassDef], attr: str, assigned: list[ast.stmt], depth: int, only: ast.Call | None = None
+    ) -> Any:
         """`self.<attr>` set more than once in the class family (Keras' `self.built = False`
         in `__init__`, `self.built = True` at the end of `build()`): the value `__init__`
         leaves, run statement by statement for every instance built here (its `if`s folded
@@ -272,7 +274,8 @@ class Instances:
         folds `if not self.built:` (measured, written/heldout27b
         `r2_build_lazy_params_built_flag_prebuilt` and probes `fix27b_lb_*`: the lazy
         `build()` under that `if`, which makes Parameters, is never compiled once `__init__`
-        called it; left to `construct`, it is, and fails)."""
+        called it; left to `construct`, it is, and fails). With `only`, for the one instance
+        that call (`Cls(...)`) builds."""
         values: set[Any] = set()
         inits: set[int] = set()
         for c in built:
@@ -280,7 +283,7 @@ class Instances:
             if found is None or depth > _DEPTH:
                 return UNKNOWN
             owner, init = found
-            sites = self.instantiations(c.name)[:8]
+            sites = self.instantiations(c.name)[:8] if only is None else [s for s in (only,) if _builds(s, c)]
             if sites:
                 inits.add(id(init))  # run below for every instance built here
             for site in sites:
@@ -760,13 +763,14 @@ class Instances:
         )
 
     def evaluate_at_first_compile(
-        self, expr: ast.expr, func: ast.AST, compiled_only: Callable[[ast.AST], bool]
+        self, expr: ast.expr, func: ast.AST, compiled_only: Callable[[ast.AST], bool], site: ast.Call | None = None
     ) -> Any:
         """`expr` inside the method `func` as MindSpore sees it when it first compiles: an
         attribute that `__init__` sets and that is set again only by statements
         `compiled_only` accepts (in methods only compiled code calls) still holds the value
         `__init__` left, since those stores run, if ever, after that compile (`if not
-        self.ready: self.prepare()` with `prepare` setting `self.ready = True`)."""
+        self.ready: self.prepare()` with `prepare` setting `self.ready = True`). With `site`,
+        for the one instance that call (`Cls(...)`) builds."""
         cls = self._owner(func)
         if cls is None:
             return UNKNOWN
@@ -783,9 +787,18 @@ class Instances:
                 in_init = isinstance(holder, ast.FunctionDef) and holder.name == "__init__"
                 if not in_init and not compiled_only(st):
                     return UNKNOWN
-            return self._after_init([cls, *self._subclasses(cls)], a, [], 1)
+            return self._after_init([cls, *self._subclasses(cls)], a, [], 1, site)
 
         return self._eval(expr, lambda n: self._name_value(n, func, 0), attr, 0, func)
+
+    def first_compile_values(self, expr: ast.expr, func: ast.AST, compiled_only: Callable[[ast.AST], bool]) -> list[Any]:
+        """`evaluate_at_first_compile` for each instance of `func`'s class built in the file
+        (at most eight), each compiling its own graph."""
+        cls = self._owner(func)
+        if cls is None:
+            return []
+        sites = [s for c in (cls, *self._subclasses(cls)) for s in self.instantiations(c.name)[:8]]
+        return [self.evaluate_at_first_compile(expr, func, compiled_only, s) for s in sites[:8]]
 
     def training(self, func: ast.AST) -> Any:
         """`self.training` in the method `func`: the mode `set_train()` leaves every
@@ -1986,3 +1999,8 @@ def _lax_fallback(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
 
 DIAGNOSTIC_FILTERS.append(folded_away)
 DIAGNOSTIC_FILTERS.append(_lax_fallback_before)
+
+
+def _builds(site: ast.Call, cls: ast.ClassDef) -> bool:
+    """Does the call `site` build `cls` (`Cls(...)`)?"""
+    return isinstance(site.func, ast.Name) and site.func.id == cls.name
