@@ -190,6 +190,10 @@ class DuplicateParameterNames(GraphRule):
       also when each is stepped by a module-level `nn.TrainOneStepCell(net, opt)` (written
       set `heldout35a`, case `r2_disc_gan_trainonestep_cells_clean`, probes `fix35f_tos_*`:
       refused at both levels; one such cell, or each in its own jit function, compiles).
+    - A Cell's own state named like its optimizer's (`clone(prefix="stat")` beside `nn.SGD`)
+      clashes whenever its `construct` is compiled: in GRAPH_MODE, and in a PyNative script
+      (no mode set) when an `@ms.jit` function calls the Cell (written/train probes
+      `clone_prefix_*`, `trainonestep_subclass_global_step_param`).
     """
 
     # Once per module, not per function: whether a function clashes depends on module-level
