@@ -1256,7 +1256,7 @@ def _scan_module_calls(tree: ast.Module, info: ModuleInfo, text: str | None = No
     for name, n in unused.items():
         if jit_wraps[name] == n:
             info.jit_wrapped.pop(name, None)
-    info.graph_mode = modes.decide()
+    info.graph_mode = modes.decide(info)
     info.default_mode = modes.default
 
 
@@ -1400,8 +1400,11 @@ class _Modes:
     nested_pynative: bool = False
     #: a `set_context(mode=...)` whose value is not a literal mode (`args.mode`, a variable)
     unknown: bool = False
-    #: the file runs its own code (see the class doc)
+    #: the file runs its network itself (see the class doc)
     runs: bool = False
+    #: own functions whose result a module-level assignment binds (`loss = step(x)`): the
+    #: file runs when one of them is a jit function
+    assigned_calls: set[str] = field(default_factory=set)
     #: positions of the first and last module-level network calls (None: none seen)
     first_call: tuple[int, int] | None = None
     last_call: tuple[int, int] | None = None
@@ -1416,17 +1419,21 @@ class _Modes:
             self._top_calls.add(id(st.value))
         if type(st) is ast.If and not self.runs and _is_main_guard(st.test):
             self.runs = True
+        running = type(st) in _RUNNING_STATEMENTS
         for part in _statement_expressions(st):
             for node in find_branches(part, _CALL_KIND):
                 assert isinstance(node, ast.Call)
                 f = node.func
-                if not self.runs and _calls_own_code(f, info):
+                if not self.runs and running and _runs_own_code(f, info):
                     self.runs = True
+                elif not running and type(f) is ast.Name and f.id in info.functions:
+                    self.assigned_calls.add(f.id)
                 if isinstance(f, ast.Name):
                     cls = info.instances.get(f.id)
                 else:
                     cls = info.resolve(f.func) if isinstance(f, ast.Call) else None
                 if cls is not None and _may_be_network(cls):
+                    self.runs = True
                     pos = _position(node)
                     if self.first_call is None or pos < self.first_call:
                         self.first_call = pos
@@ -1441,7 +1448,7 @@ class _Modes:
         else:
             self.nested_pynative = True
 
-    def decide(self) -> bool | None:
+    def decide(self, info: ModuleInfo) -> bool | None:
         if self.nested_graph:
             return True
         if self.module and (self.first_call is None or self.last_call is None):
@@ -1458,7 +1465,11 @@ class _Modes:
             return False
         # no literal mode applies: a script MindSpore runs stays in its default mode,
         # PYNATIVE_MODE; a module others import, or a mode read from a variable, is unknown
-        self.default = self.runs and not self.unknown
+        runs = self.runs or any(
+            name in info.jit_wrapped or _jit_decoration(info.functions[name], info) is not None
+            for name in self.assigned_calls
+        )
+        self.default = runs and not self.unknown
         return False if self.default else None
 
 
@@ -1472,15 +1483,26 @@ def _is_main_guard(test: ast.expr) -> bool:
     )
 
 
-def _calls_own_code(f: ast.expr, info: ModuleInfo) -> bool:
-    """Is the called expression `f` a function, class or module-level instance of this
-    file, or reached from one (`main()`, `Net()(x)`, `net(x)`, `model.train(...)`)?"""
-    while isinstance(f, (ast.Attribute, ast.Call)):
-        f = f.value if isinstance(f, ast.Attribute) else f.func
+#: module-level statements that run what they call (an assignment may only build a value:
+#: `adder = make()`, `cfg = Config()` in a library)
+_RUNNING_STATEMENTS = frozenset({ast.Expr, ast.For, ast.AsyncFor, ast.While})
+#: methods that run a network held by a module-level object (`model.train(1, data)`)
+_RUNNING_METHODS = frozenset({"train", "eval", "predict", "fit"})
+
+
+def _runs_own_code(f: ast.expr, info: ModuleInfo) -> bool:
+    """Does a call of `f` in a running statement run this file's code: one of its functions
+    or instances (`main()`, `print(step(x))`, `net(x)`), a class's instance made and called
+    (`Net()(x)`), or a module-level model's training (`model.train(...)`)? Configuring an
+    instance (`net.set_train()`) or only building one (`Net()`) is not running it."""
+    if isinstance(f, ast.Call):
+        f = f.func  # `Net()(x)`
+    elif isinstance(f, ast.Attribute):
+        return f.attr in _RUNNING_METHODS and isinstance(f.value, ast.Name) and f.value.id in info.instances
     if not isinstance(f, ast.Name):
         return False
     name = f.id
-    return name in info.functions or name in info.classes or name in info.instances or name in info.wraps
+    return name in info.functions or name in info.instances or name in info.wraps
 
 
 def _may_be_network(cls: str) -> bool:
