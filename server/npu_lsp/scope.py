@@ -39,6 +39,7 @@ from npu_lsp.astutil import (
 )
 from npu_lsp.columns import LineColumns
 from npu_lsp.locate import Known, folder_of, locate_top
+from npu_lsp.modes import compiles_cells, runs_eagerly
 from npu_lsp.reexports import public_name
 
 if TYPE_CHECKING:
@@ -223,8 +224,13 @@ class ModuleInfo:
     env_level: Level | None
     #: class qualname (or "*" for any Cell) -> level from set_jit_config(JitConfig(...))
     cell_config_levels: dict[str, Level]
-    #: True/False when the file sets GRAPH_MODE / only PYNATIVE_MODE; None when it never says
+    #: the file's context mode, decided once here for every rule (`npu_lsp.modes` says what
+    #: it means and asks it): True GRAPH_MODE; False PyNative (PYNATIVE_MODE set, or
+    #: MindSpore's default in a script that sets no mode); None unknown (checked as graph)
     graph_mode: bool | None = None
+    #: True when `graph_mode` is False only because no literal mode applies (MindSpore's
+    #: default, PYNATIVE_MODE, in a script that runs itself)
+    default_mode: bool = False
     #: module-level `name = SomeClass(...)` -> class qualname (to follow `name.method()`)
     instances: dict[str, str] = field(default_factory=dict)
     #: module-level `g = ms.value_and_grad(forward)` / `ops.GradOperation()(net)` /
@@ -1250,7 +1256,8 @@ def _scan_module_calls(tree: ast.Module, info: ModuleInfo, text: str | None = No
     for name, n in unused.items():
         if jit_wraps[name] == n:
             info.jit_wrapped.pop(name, None)
-    info.graph_mode = modes.decide()
+    info.graph_mode = modes.decide(info)
+    info.default_mode = modes.default
 
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
@@ -1375,40 +1382,63 @@ def _note_call_args(value: ast.Call, info: ModuleInfo) -> None:
 
 @dataclass
 class _Modes:
-    """The `set_context(mode=...)` calls of a file, to decide whether Cells are compiled.
+    """The `set_context(mode=...)` calls of a file, to decide its mode (`npu_lsp.modes`).
 
-    MindSpore uses the mode set last before a Cell is called: at module level, the last
-    setting before the first module-level call of a network instance (`net(x)`,
-    `Net()(x)`), or the last one when no such call is visible. A GRAPH_MODE set inside a
-    function (test-style code sets it before calling there) counts as graph mode."""
+    MindSpore uses the mode set last before a Cell is called: at module level, the mode in
+    effect at the first or the last module-level call of a network instance (`net(x)`,
+    `Net()(x)`; graph when either is), or the last setting when no such call is visible;
+    a setting after the last call applies to none (probes `fix36a_graph_after_call*`). A
+    GRAPH_MODE set inside a function (test-style code sets it before calling there) counts
+    as graph mode. With no literal mode at all, MindSpore's default (PYNATIVE_MODE) holds
+    for a script that runs itself (`if __name__ == "__main__":`, or a module-level call of
+    its own functions, classes or instances); a module that runs nothing, or a mode read
+    from a variable, is unknown (None)."""
 
     #: (line, col, graph?) of module-level settings, in any order
     module: list[tuple[int, int, bool]] = field(default_factory=list)
     nested_graph: bool = False
     nested_pynative: bool = False
-    #: position of the first module-level network call (None: none seen)
+    #: a `set_context(mode=...)` whose value is not a literal mode (`args.mode`, a variable)
+    unknown: bool = False
+    #: the file runs its network itself (see the class doc)
+    runs: bool = False
+    #: own functions whose result a module-level assignment binds (`loss = step(x)`): the
+    #: file runs when one of them is a jit function
+    assigned_calls: set[str] = field(default_factory=set)
+    #: positions of the first and last module-level network calls (None: none seen)
     first_call: tuple[int, int] | None = None
+    last_call: tuple[int, int] | None = None
+    #: set by `decide`: the mode is MindSpore's default, no literal setting applies
+    default: bool = False
     _top_calls: set[int] = field(default_factory=set)
 
     def note_statement(self, st: ast.stmt, info: ModuleInfo) -> None:
         """Remember a module-level statement's own calls: set_context calls are module-level
         settings; a call of a name bound to an instance (or of `X(...)`) is a network call."""
-        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+        if type(st) is ast.Expr and type(st.value) is ast.Call:
             self._top_calls.add(id(st.value))
-        if self.first_call is not None:
-            return  # statements come in source order: the first call is found
+        if type(st) is ast.If and not self.runs and _is_main_guard(st.test):
+            self.runs = True
+        running = type(st) in _RUNNING_STATEMENTS
         for part in _statement_expressions(st):
             for node in find_branches(part, _CALL_KIND):
                 assert isinstance(node, ast.Call)
                 f = node.func
+                if not self.runs and running and _runs_own_code(f, info):
+                    self.runs = True
+                elif not running and type(f) is ast.Name and f.id in info.functions:
+                    self.assigned_calls.add(f.id)
                 if isinstance(f, ast.Name):
                     cls = info.instances.get(f.id)
                 else:
                     cls = info.resolve(f.func) if isinstance(f, ast.Call) else None
                 if cls is not None and _may_be_network(cls):
+                    self.runs = True
                     pos = _position(node)
                     if self.first_call is None or pos < self.first_call:
                         self.first_call = pos
+                    if self.last_call is None or pos > self.last_call:
+                        self.last_call = pos
 
     def note(self, node: ast.Call, graph: bool) -> None:
         if id(node) in self._top_calls:
@@ -1418,15 +1448,61 @@ class _Modes:
         else:
             self.nested_pynative = True
 
-    def decide(self) -> bool | None:
+    def decide(self, info: ModuleInfo) -> bool | None:
         if self.nested_graph:
             return True
-        before = [
-            m for m in self.module if self.first_call is None or m[:2] < self.first_call
-        ] or self.module
-        if before:
-            return max(before)[2]
-        return False if self.nested_pynative else None
+        if self.module and (self.first_call is None or self.last_call is None):
+            return max(self.module)[2]
+        if self.module:
+            assert self.first_call is not None and self.last_call is not None
+            at_first = [m for m in self.module if m[:2] < self.first_call]
+            at_last = [m for m in self.module if m[:2] < self.last_call]
+            if at_first and max(at_first)[2] or at_last and max(at_last)[2]:
+                return True
+            if at_last:
+                return False  # PYNATIVE_MODE in effect at every call
+        if self.nested_pynative:
+            return False
+        # no literal mode applies: a script MindSpore runs stays in its default mode,
+        # PYNATIVE_MODE; a module others import, or a mode read from a variable, is unknown
+        runs = self.runs or any(
+            name in info.jit_wrapped or _jit_decoration(info.functions[name], info) is not None
+            for name in self.assigned_calls
+        )
+        self.default = runs and not self.unknown
+        return False if self.default else None
+
+
+def _is_main_guard(test: ast.expr) -> bool:
+    """`__name__ == "__main__"` (either side)."""
+    if type(test) is not ast.Compare or len(test.comparators) != 1:
+        return False
+    sides = (test.left, test.comparators[0])
+    return any(type(x) is ast.Name and x.id == "__name__" for x in sides) and any(
+        type(x) is ast.Constant and x.value == "__main__" for x in sides
+    )
+
+
+#: module-level statements that run what they call (an assignment may only build a value:
+#: `adder = make()`, `cfg = Config()` in a library)
+_RUNNING_STATEMENTS = frozenset({ast.Expr, ast.For, ast.AsyncFor, ast.While})
+#: methods that run a network held by a module-level object (`model.train(1, data)`)
+_RUNNING_METHODS = frozenset({"train", "eval", "predict", "fit"})
+
+
+def _runs_own_code(f: ast.expr, info: ModuleInfo) -> bool:
+    """Does a call of `f` in a running statement run this file's code: one of its functions
+    or instances (`main()`, `print(step(x))`, `net(x)`), a class's instance made and called
+    (`Net()(x)`), or a module-level model's training (`model.train(...)`)? Configuring an
+    instance (`net.set_train()`) or only building one (`Net()`) is not running it."""
+    if isinstance(f, ast.Call):
+        f = f.func  # `Net()(x)`
+    elif isinstance(f, ast.Attribute):
+        return f.attr in _RUNNING_METHODS and isinstance(f.value, ast.Name) and f.value.id in info.instances
+    if not isinstance(f, ast.Name):
+        return False
+    name = f.id
+    return name in info.functions or name in info.instances or name in info.wraps
 
 
 def _may_be_network(cls: str) -> bool:
@@ -1465,6 +1541,8 @@ def _scan_set_context(node: ast.Call, info: ModuleInfo, modes: _Modes) -> None:
                 modes.note(node, True)
             elif text in ("PYNATIVE_MODE", "1"):
                 modes.note(node, False)
+            else:
+                modes.unknown = True
 
 
 def _jit_config_level(arg: ast.expr, info: ModuleInfo) -> Level | None:
@@ -1916,7 +1994,7 @@ class ScopeResolver:
                     jd = _jit_decoration(meth, info) if meth.decorator_list else None
                     if jd == "bytecode":
                         continue
-                    if is_cell and mname == "construct" and info.graph_mode is not False:
+                    if is_cell and mname == "construct" and compiles_cells(info):
                         yield (
                             info,
                             f"{cq}.construct",
@@ -1939,7 +2017,7 @@ class ScopeResolver:
                     ):
                         level = self.configured or info.context_level or "lax"
                         yield info, f"{cq}.{mname}", meth, "jit_class", level, cq
-                if is_cell and "construct" not in cls.methods and info.graph_mode is not False:
+                if is_cell and "construct" not in cls.methods and compiles_cells(info):
                     # `class Net(Mixin, nn.Cell)`: a construct inherited from a non-Cell base
                     hit = self._method(cq, "construct")
                     if hit is not None and not self.is_cell_class(f"{hit[0].module}.{hit[1].name}"):
@@ -2431,7 +2509,7 @@ class ScopeResolver:
                         m = self._method(base, f.attr)
                         # a base's construct is a root of its own unless the file compiles
                         # Cells only through `ms.jit` (PYNATIVE_MODE): then it is reached here
-                        if m and (f.attr != "construct" or m[0].graph_mode is False):
+                        if m and (f.attr != "construct" or runs_eagerly(m[0])):
                             yield node, (m[0], f"{base}.{f.attr}", m[2], base)
                             break
                     continue

@@ -225,6 +225,8 @@ def test_building_a_cell_is_not_a_call_of_its_construct() -> None:
     src = """
     import numpy as np
     from mindspore import nn, Tensor
+    import mindspore as ms
+    ms.set_context(mode=ms.GRAPH_MODE)  # graph-mode flow: a script with no mode runs eagerly
 
     class Block(nn.Cell):
         def construct(self, x):
@@ -343,6 +345,8 @@ def test_random_loop_bodies_agree_with_a_round_robin_fixpoint() -> None:
 def test_construct_inputs_seen_where_the_cell_is_called_from_plain_python() -> None:
     cell = """
     from mindspore import nn
+    import mindspore as ms
+    ms.set_context(mode=ms.GRAPH_MODE)  # graph-mode flow: a script with no mode runs eagerly
 
     class Block(nn.Cell):
         def construct(self, x):
@@ -365,6 +369,7 @@ def _helper_dtypes(body: str, calls: str) -> dict[str, str | None]:
 import numpy as np
 import mindspore as ms
 from mindspore import nn, ops, Tensor
+ms.set_context(mode=ms.GRAPH_MODE)  # graph-mode flow: a script with no mode runs eagerly
 
 def helper(v, w=None):
 {textwrap.indent(textwrap.dedent(body), "    ")}
@@ -416,6 +421,7 @@ def test_helper_dtypes_pass_through_chains_of_helpers_and_methods() -> None:
     import numpy as np
     import mindspore as ms
     from mindspore import nn, ops, Tensor
+    ms.set_context(mode=ms.GRAPH_MODE)  # graph-mode flow: a script with no mode runs eagerly
 
     def inner(v):
         return v
@@ -448,6 +454,7 @@ def test_helper_return_kind_is_specialised_per_call() -> None:
         """
         import mindspore as ms
         from mindspore import nn, ops
+        ms.set_context(mode=ms.GRAPH_MODE)  # graph-mode flow: a script with no mode runs eagerly
 
 
         def shp(w):
@@ -508,6 +515,7 @@ def test_forwarded_star_args_reach_the_helper() -> None:
     src = """
         import mindspore as ms
         from mindspore import nn
+        ms.set_context(mode=ms.GRAPH_MODE)  # graph-mode flow: a script with no mode runs eagerly
 
 
         class Net(nn.Cell):
@@ -529,6 +537,7 @@ def test_constant_list_input_and_mutable() -> None:
     src = """
         import mindspore as ms
         from mindspore import nn, ops
+        ms.set_context(mode=ms.GRAPH_MODE)  # graph-mode flow: a script with no mode runs eagerly
 
 
         class Net(nn.Cell):
@@ -554,6 +563,7 @@ def test_numbers_joined_by_tensor_control_flow_in_loops() -> None:
     src = """
         import mindspore as ms
         from mindspore import nn
+        ms.set_context(mode=ms.GRAPH_MODE)  # graph-mode flow: a script with no mode runs eagerly
 
 
         class Net(nn.Cell):
@@ -596,6 +606,7 @@ def test_a_factory_call_builds_an_instance_of_its_class() -> None:
     src = """
         import mindspore as ms
         from mindspore import nn
+        ms.set_context(mode=ms.GRAPH_MODE)  # graph-mode flow: a script with no mode runs eagerly
 
 
         class Net(nn.Cell):

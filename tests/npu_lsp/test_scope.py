@@ -319,7 +319,15 @@ def f(x):
         ("ms.set_context(mode=ms.PYNATIVE_MODE)", "ms.set_context(mode=ms.GRAPH_MODE)", False),
         ("ms.set_context(mode=0)\nif True:\n    ms.set_context(mode=1)", "", False),
         ("", "ms.set_context(mode=ms.PYNATIVE_MODE)", False),  # no setting before the call
-        ("", "", True),  # no setting at all: the Cell is taken to be compiled
+        # no setting at all: a script runs in MindSpore's default, PYNATIVE_MODE (probe
+        # written/everyday fix36a_unset_cell_module); see the test below for a library
+        ("", "", False),
+        # a setting after the last network call applies to none (fix36a_graph_after_call)
+        ("", "ms.set_context(mode=ms.GRAPH_MODE)", False),
+        # ... but to a call after it (fix36a_graph_after_call_then_call)
+        ("", "ms.set_context(mode=ms.GRAPH_MODE)\nprint(net(2))", True),
+        # a mode read from a variable is unknown: checked as graph
+        ("import os\nms.set_context(mode=int(os.environ['MODE']))", "", True),
         # eager op calls before the network call are not network calls
         (
             "from mindspore import ops\nms.set_context(mode=ms.PYNATIVE_MODE)\n"
@@ -343,6 +351,15 @@ def test_the_mode_set_last_before_the_network_call_decides(
     src = f"{_CELL_AND_JIT}\n{before}\nnet = Net()\nprint(net(1))\n{after}\n"
     expected = {"m.f": "lax"} | ({"m.Net.construct": "lax"} if compiled else {})
     assert scopes(src) == expected
+
+
+def test_a_module_that_runs_nothing_itself_is_checked_as_graph_mode() -> None:
+    # a model library (its importer chooses the mode), or one that only builds values
+    assert "m.Net.construct" in scopes(_CELL_AND_JIT)
+    assert "m.Net.construct" in scopes(f"{_CELL_AND_JIT}\ndef make():\n    return 1\nnet = Net()\nnet.set_train(False)\ncfg = make()\n")
+    # a script: run under `__main__`, from `main()`, or a jit function called at module level
+    for tail in ('if __name__ == "__main__":\n    Net()(1)', "def main():\n    Net()(1)\nmain()", "y = f(1)"):
+        assert "m.Net.construct" not in scopes(f"{_CELL_AND_JIT}\n{tail}\n"), tail
 
 
 def test_the_last_mode_counts_when_no_network_call_is_visible() -> None:

@@ -12,12 +12,14 @@ from pathlib import Path
 from npu_lsp.astutil import is_name_char
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
+from npu_lsp.modes import sets_graph_mode
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.optimizer_facts import OptimizerFacts, optimizer_facts
 from npu_lsp.rules.graphmode.parameter_list_entry_argument import module_calls
 from npu_lsp.rules.graphmode.parameter_receivers import builds_optimizer
+from npu_lsp.scope import GraphScope
 
 # mindspore.nn layers that own parameters, with the names (first dotted part) their parameters
 # get when the layer is not held by another Cell (Cell.__setattr__ prefixes names only for
@@ -188,6 +190,10 @@ class DuplicateParameterNames(GraphRule):
       also when each is stepped by a module-level `nn.TrainOneStepCell(net, opt)` (written
       set `heldout35a`, case `r2_disc_gan_trainonestep_cells_clean`, probes `fix35f_tos_*`:
       refused at both levels; one such cell, or each in its own jit function, compiles).
+    - A Cell's own state named like its optimizer's (`clone(prefix="stat")` beside `nn.SGD`)
+      clashes whenever its `construct` is compiled: in GRAPH_MODE, and in a PyNative script
+      (no mode set) when an `@ms.jit` function calls the Cell (written/train probes
+      `clone_prefix_*`, `trainonestep_subclass_global_step_param`).
     """
 
     # Once per module, not per function: whether a function clashes depends on module-level
@@ -409,7 +415,8 @@ class DuplicateParameterNames(GraphRule):
         itself (`global_step`, `momentum`, `beta1_power`; `clone(prefix="accum")` beside
         `nn.SGD`'s `accum.*`), compiled into one graph with a call of that optimizer."""
         scope = ctx.scopes.scope_for(fn)
-        if scope is None or scope.kind not in ("jit", "construct"):
+        kind = _compiled_kind(scope, fn)
+        if kind not in ("jit", "construct"):
             return
         called = {
             _callee_key(n.func) for n in ast.walk(fn) if isinstance(n, ast.Call)
@@ -417,7 +424,7 @@ class DuplicateParameterNames(GraphRule):
         states: list[tuple[str, str]] = []  # (what, shown)
         optimizers: list[str] = []
         instances: dict[str, str] = {}  # module-level optimizer called here -> its class
-        if scope.kind == "jit" and fn in ctx.tree.body:
+        if kind == "jit" and fn in ctx.tree.body:
             module = _module_values(ctx)
             for name in _reached_globals(fn, ctx):
                 value = module.get(name)
@@ -428,7 +435,7 @@ class DuplicateParameterNames(GraphRule):
                 state = _state_name(value, ctx)
                 if state is not None:
                     states.append(state)
-        elif scope.kind == "construct" and fn.name == "construct":
+        elif kind == "construct":
             a = analyzer(ctx)
             cls = a.owner_class(fn)
             if cls is None or not _without_prefix(cls, ctx):
@@ -1124,7 +1131,7 @@ def _run_eagerly_in_dict_calls(f: ast.FunctionDef, ctx: Context) -> set[int]:
     never join the graph's (measured, heldout34a probes `fix35d_nx_*_jit_module_cell`:
     `dict(logits=head(h))` beside `emb(x)`, both with a `weight`, compiles; in GRAPH_MODE
     the call fails anyway, MS145)."""
-    if ctx.scopes.info.graph_mode is True or not ctx.mentions("dict("):
+    if sets_graph_mode(ctx.scopes.info) or not ctx.mentions("dict("):
         return set()
     return {
         id(n)
@@ -1429,3 +1436,15 @@ def _cell_instance_parameters(name: str, scope: ast.AST, index: _ScopeIndex) -> 
                     if pname is not None:
                         out.append(pname)
     return out
+
+
+def _compiled_kind(scope: GraphScope | None, fn: ast.FunctionDef) -> str | None:
+    """How `fn` is compiled: a Cell's `construct` is compiled as one also when a jit root
+    reaches it in PyNative (a "helper" scope there: `@ms.jit def run(x): return step(x)`;
+    written/train probes `clone_prefix_*`, `trainonestep_subclass_global_step_param`, with no
+    mode set, fail as in GRAPH_MODE)."""
+    if scope is None:
+        return None
+    if scope.kind == "helper" and fn.name == "construct":
+        return "construct"
+    return scope.kind

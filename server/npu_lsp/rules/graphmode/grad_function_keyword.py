@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
+from npu_lsp.modes import sets_graph_mode
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import constructed
 from npu_lsp.rules.graphmode.differentiated_function_called_again import (
@@ -91,7 +92,7 @@ class GradFunctionKeywordArgument(GraphRule):
         if found is None:
             return ()
         built, differentiated, where = found
-        if built in _BUILDERS and ctx.scopes.info.graph_mode is True:
+        if built in _BUILDERS and sets_graph_mode(ctx.scopes.info):
             k = node.keywords[0]
             shown = f"`{k.arg}=`" if k.arg else f"`**{ctx.segment(k.value)}`"
             return [

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
+from npu_lsp.modes import default_mode
 from npu_lsp.registry import Rule, rule
 
 #: where MindSpore 2.10 exports the decorator (`ms.lazy_inline`, `mindspore.graph.lazy_inline`)
@@ -126,6 +127,10 @@ def _compiled(cls: ast.ClassDef, ctx: Context) -> bool:
     )
     if construct is None:
         return False
+    if default_mode(ctx.scopes.info):
+        # a script that sets no mode: MindSpore refuses a lazy block even run eagerly
+        # (probe `fix31e_lazy_default_mode_eager`; set to PYNATIVE_MODE it runs)
+        return True
     return ctx.scopes.scope_for(construct) is not None or _held_by_compiled_global(cls, ctx)
 
 

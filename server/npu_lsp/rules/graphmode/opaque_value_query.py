@@ -11,6 +11,7 @@ from importlib import resources
 from npu_lsp.astutil import range_count
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
+from npu_lsp.modes import sets_graph_mode
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.attribute_stores import (
@@ -320,7 +321,7 @@ def _scripted_callees(ctx: Context) -> frozenset[str]:
     file (every call of a bare name in compiled code asks): none outside GRAPH_MODE."""
     names: frozenset[str] = frozenset()
     info = ctx.scopes.info
-    if info.graph_mode is True:
+    if sets_graph_mode(info):
         imported = (n for n, m in info.imports.items() if m.partition(".")[0] in _SCRIPTED_IMPORT_MODULES)
         names = calls_table.interpreted_builtins() | frozenset(imported)
     ctx.cache[_SCRIPTED_CALLEES_KEY] = names

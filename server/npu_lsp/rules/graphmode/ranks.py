@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Final
 
 from npu_lsp.engine import Context
+from npu_lsp.modes import runs_eagerly
 from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode.abstract_eval import values
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
@@ -867,7 +868,7 @@ class Ranks:
             q = self.ctx.qualname(f.func) or ""
             if q == "mindspore.jit" and f.args:
                 return self._target(f.args[0], where, depth + 1, True)
-            if not jitted and self.ctx.scopes.info.graph_mode is False:
+            if not jitted and runs_eagerly(self.ctx.scopes.info):
                 return None
             info = self.ctx.scopes.info
             name = q.rpartition(".")[2]
