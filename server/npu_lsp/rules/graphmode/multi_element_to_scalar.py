@@ -32,9 +32,12 @@ class MultiElementTensorToScalar(GraphRule):
     helper or an op (`functools.partial(scale, factor=2.0)(x)` compiles as `scale(x,
     factor=2.0)`), closures a module-level factory returns (`f = make_scaler(2.0)` then
     `f(x)`), lambdas (module-level or bound in the function: `f0 = lambda t: t * 2`),
-    `ops.concat` / `ops.cat` / `ops.stack` of a display of tensors, items of a list display
+    `ops.concat` / `ops.cat` / `ops.stack` of a display of tensors, `ops.topk` (values and
+    indices: the last axis cut to `k`), the rows `ops.unstack` gives (a `for` over them or
+    over a list display is unrolled), `getattr(self, f'head_{x.ndim - 2}')` layers, items of a list display
     stored and read at constant indices (`outs = [None, None]; outs[0] = x * 2`), loops over
-    `range` and lists of numbers (a `for` over a list display a name holds is unrolled, its
+    `range` (an int each pass, also of a bound known only at run time: `range(n)` of an
+    `ms.mutable(2)`) and lists of numbers (a `for` over a list display a name holds is unrolled, its
     `if best is None or v > best:` decided on each pass), dicts of numbers, and `min` / `max` / `math` functions of
     numbers known while compiling (of a run-time scalar, such as `max(float(x[0, 0]), 0.5)`,
     they run by JIT Fallback under LAX: what they touch becomes a Python object whose

@@ -117,6 +117,15 @@ _PLACEHOLDER_INDEX_MESSAGE = (
     " compiles such a comprehension to a single placeholder number, not a list, and indexing it"
     " fails (`'float' object is not subscriptable`); compute with tensor ops (`v[0]` of the tensor)"
 )
+#: a slice of such a list (`head = vals[:2]`) is no list either: any use of it fails, its
+#: length, an item, `sum`, a `for` (measured, written/lax probes `genfresh36_ph_*`; fresh v6
+#: seed 12000813)
+_PLACEHOLDER_SLICE_MESSAGE = (
+    "`{name}` is a list of numbers read from `{over}`, a JIT Fallback value, one by one: LAX"
+    " compiles such a comprehension to a single placeholder number, not a list, and what slicing"
+    " it gives is no list either (`unsupported operand type(s) for +: 'float' and 'list'`);"
+    " compute with tensor ops (`v[:2]` of the tensor)"
+)
 _PLACEHOLDER_ITER_MESSAGE = (
     "`{name}` is a list of numbers read from `{over}`, a JIT Fallback value, one by one: LAX"
     " compiles such a comprehension to a single placeholder number, not a list, and iterating it"
@@ -499,7 +508,8 @@ class FallbackValueShapeQuery(GraphRule):
     items read from one (`[v[0, j].item() for j in range(3)]`), a list of numbers read one by
     one from such a tensor (`s = [float(r) for r in v.sum(axis=1)]`, `[r.sum().item() for r in
     v]`: one placeholder number while compiling) indexed (`s[0]`: "'float' object is not
-    subscriptable") or iterated by a `for`, a comprehension or `zip` / `enumerate` ("'float'
+    subscriptable"), sliced (`s[:2]`: "unsupported operand type(s) for +: 'float' and
+    'list'" whatever reads the slice) or iterated by a `for`, a comprehension or `zip` / `enumerate` ("'float'
     object is not iterable", "The pointer[seq_abs] is null"; returned as it is it compiles,
     and so does `[r * 2 for r in v]` indexed), and a fill value read from one
     by `.item()` or a method (`float(s)` with `s = v.sum()`); not a fill value whose chain
@@ -2466,10 +2476,11 @@ class _Opaque:
             it = built.generators[0].iter
             if isinstance(it, ast.Attribute) and it.attr == "shape" and self.value(it.value, func, env):
                 return _COMP_MESSAGE
-            if type(node.ctx) is ast.Load and type(node.slice) is not ast.Slice:
+            if type(node.ctx) is ast.Load:
                 over = self.placeholder_list(name, func, env)
                 if over is not None:
-                    return _PLACEHOLDER_INDEX_MESSAGE.replace("{over}", ast.unparse(over))
+                    slice_or_index = _PLACEHOLDER_SLICE_MESSAGE if type(node.slice) is ast.Slice else _PLACEHOLDER_INDEX_MESSAGE
+                    return slice_or_index.replace("{over}", ast.unparse(over))
         dicts = _dict_displays(built, self.ctx)
         if (
             (dicts or isinstance(built, ast.DictComp))

@@ -1115,7 +1115,10 @@ class Ranks:
         elif not isinstance(target, ast.Name):
             return False
         if isinstance(it, ast.Call) and self.ctx.qualname(it.func) == "builtins.range" and not it.keywords:
-            return all(_num(self.ev(a, env, func, 0)) for a in it.args)
+            # an int on every pass, also of a bound known only at run time (`range(n)` of an
+            # `ms.mutable(2)`, of `int(t.item())`): `x + i * 0.1` keeps `x`'s shape (measured,
+            # written/lax probes `genfresh36_rn_*`; fresh v6 seed 12000886)
+            return 1 <= len(it.args) <= 3 and not any(isinstance(a, ast.Starred) for a in it.args)
         return self.ev(it, env, func, 0) == NUMS
 
     def _isinstance(self, v: Val, cls: ast.expr) -> bool | None:
@@ -1146,7 +1149,8 @@ class Ranks:
             if not bounds or len(bounds) > 3 or any(b is None for b in bounds):
                 return None
             items = list(range(*[b for b in bounds if b is not None]))
-        elif isinstance(it, ast.Tuple) and not any(isinstance(x, ast.Starred) for x in it.elts):
+        elif isinstance(it, (ast.Tuple, ast.List)) and not any(isinstance(x, ast.Starred) for x in it.elts):
+            # a list display too (`for row in [x[0], x[1]]`: probe `genfresh36_ub_list_display_argmax`)
             items = [self.ev(x, env, func, depth) for x in it.elts]
         else:
             got = self.ev(it, env, func, depth)
@@ -1838,6 +1842,55 @@ class Ranks:
         field = ast.copy_location(ast.Attribute(value=obj, attr=name.value, ctx=ast.Load()), e)
         return NUM if self._number_field(field, func) else None
 
+    def _named_layer_call(self, g: ast.Call, e: ast.Call, env: Env, func: ast.AST, depth: int) -> Val:
+        """`getattr(self, f'head0_{x.ndim - 2}')(x)`: the layer the name picks when its fields
+        are ints the graph knows (`x.ndim`, an unrolled loop's index), else the value every
+        `self` attribute the f-string can name gives, when they all give the same (measured,
+        written/lax probes `genfresh36_gh_*`: a ReLU and a Tanh head keep `x`'s shape, a
+        Dense head does not; fresh v6 seed 12000844, whose sub-cell's `if x.ndim == 2:`
+        decided an MS155 list). A name known only at run time is MS176's."""
+        if g.keywords or len(g.args) != 2 or e.keywords or len(e.args) != 1:
+            return None
+        obj, name = g.args
+        if not (type(obj) is ast.Name and obj.id == "self"):
+            return None
+        if type(name) is ast.Constant and type(name.value) is str:
+            return self._layer_call(name.value, e, env, func, depth)
+        if type(name) is not ast.JoinedStr:
+            return None
+        exact = self._formatted(name, env, func, depth)
+        if exact is not None:
+            return self._layer_call(exact, e, env, func, depth)
+        parts = name.values
+        fields = [i for i, p in enumerate(parts) if type(p) is not ast.Constant]
+        if not fields:
+            return None
+        head = "".join(p.value for p in parts[: fields[0]] if type(p) is ast.Constant and type(p.value) is str)
+        tail = "".join(p.value for p in parts[fields[-1] + 1 :] if type(p) is ast.Constant and type(p.value) is str)
+        a = analyzer(self.ctx)
+        cls = a.owner_class(func)
+        attrs = [
+            k for k in (a._self_values(cls) if cls is not None else {})
+            if k.startswith(head) and k.endswith(tail) and len(k) > len(head) + len(tail)
+        ]
+        got = [self._layer_call(k, e, env, func, depth) for k in attrs]
+        return got[0] if got and got[0] is not None and all(v == got[0] for v in got) else None
+
+    def _formatted(self, s: ast.JoinedStr, env: Env, func: ast.AST, depth: int) -> str | None:
+        """The text of an f-string whose fields are plain ints the graph knows, else None."""
+        out: list[str] = []
+        for p in s.values:
+            if type(p) is ast.Constant and type(p.value) is str:
+                out.append(p.value)
+                continue
+            if type(p) is not ast.FormattedValue or p.conversion != -1 or p.format_spec is not None:
+                return None
+            v = self.ev(p.value, env, func, depth)
+            if type(v) is not int:
+                return None
+            out.append(str(v))
+        return "".join(out)
+
     def _layer_call(self, attr: str, e: ast.Call, env: Env, func: ast.AST, depth: int, at: int | str | None = None) -> Val:
         """`self.fc(x)` with `self.fc = nn.Dense(d, k)` set once in `__init__`: the shape of `x`
         with its last dim `k` (unknown when `k` is not a literal); `self.cell(x, h)` with an
@@ -2195,6 +2248,39 @@ class Ranks:
                 return None
         return Items(tuple((*src[:axis], n, *src[axis + 1 :]) for n in sizes))
 
+    def _unstacked(self, e: ast.Call, env: Env, func: ast.AST, depth: int) -> Val:
+        """`ops.unstack(x, axis)` (axis 0 by default) of a tensor of known shape: one tensor
+        per index along the axis, the axis dropped; a `for` over it is unrolled (measured,
+        written/lax probes `genfresh36_ub_*`: a recurrence appending each row's state, then
+        `ops.stack`, keeps `x`'s shape; fresh v6 seed 12000753)."""
+        if len(e.args) > 2 or any(k.arg != "axis" for k in e.keywords) or len(e.args) + len(e.keywords) > 2:
+            return None
+        src = self.ev(e.args[0], env, func, depth)
+        axis_e = e.args[1] if len(e.args) > 1 else next((k.value for k in e.keywords), None)
+        axis = 0 if axis_e is None else _int(self._constant(axis_e, env, func, depth))
+        if not isinstance(src, tuple) or axis is None or not -len(src) <= axis < len(src):
+            return None
+        axis %= len(src)
+        n = src[axis]
+        if n is None or not 0 < n <= _UNROLL:
+            return None
+        return Items((src[:axis] + src[axis + 1 :],) * n)
+
+    def _topk(self, e: ast.Call, env: Env, func: ast.AST, depth: int) -> Val:
+        """`ops.topk(x, k)` of a tensor of known shape: `(values, indices)`, both `x`'s shape
+        with its last axis `k` (measured, written/lax probes `genfresh36_tk_*`: of a `(2, 3)`
+        `x`, `int(values.argmax())` fails on a `(2,)` tensor, of `x[0]` it compiles; fresh v6
+        seed 12000810, where `x + values.sum() * 0` keeps `x`'s shape for MS121). Only the
+        default axis and sorting are modelled."""
+        if e.keywords or len(e.args) != 2:
+            return None
+        src = self.ev(e.args[0], env, func, depth)
+        k = self.ev(e.args[1], env, func, depth)
+        if not isinstance(src, tuple) or not src or type(k) is not int or k < 1:
+            return None
+        out = (*src[:-1], k)
+        return Items((out, out))
+
     def _items(self, seq: ast.expr, env: Env, func: ast.AST, depth: int) -> list[Val] | None:
         """The values of a tuple or list display, or of a list comprehension MindSpore
         unrolls while compiling (`[x[i] * i for i in range(len(x))]`: one generator over
@@ -2547,6 +2633,10 @@ class Ranks:
             return self._joined(last, e, env, func, depth)
         if last == "split" and q in ("mindspore.ops.split", "mindspore.mint.split") and e.args:
             return self._split(e, env, func, depth)
+        if q == "mindspore.ops.unstack" and e.args:
+            return self._unstacked(e, env, func, depth)
+        if q == "mindspore.ops.topk" and e.args:
+            return self._topk(e, env, func, depth)
         spec = _FUNCS.get(last) if q.startswith("mindspore.ops.") else _MINT.get(last) if q.startswith("mindspore.mint.") else None
         direct = q.count(".") == 2
         if q.startswith("mindspore.mint.nn.functional.") and q.count(".") == 4:
@@ -2593,6 +2683,8 @@ class Ranks:
                 fixed = _ints(list(e.args))
                 return tuple(fixed) if fixed is not None and all(n >= 0 for n in fixed) else None
             return None
+        if type(f) is ast.Call and self.ctx.qualname(f.func) == "builtins.getattr":
+            return self._named_layer_call(f, e, env, func, depth)
         transformed = self._transform_call(e, q, env, func, depth)
         if transformed is not None:
             return transformed

@@ -98,6 +98,11 @@ class SelfAttributeAssignment(GraphRule):
     that the checker cannot evaluate, it is not flagged (written/heldout26a probes
     `fix26c_rope_*`: compiled under STRICT when the input makes the test False, refused when
     it makes it True; the same store in `construct` itself is refused either way).
+    An attribute of a `@jit_class` instance the cell holds is refused too (`self.cfg.scale =
+    3.0`), whether `__init__` builds the instance or every construction of the cell gives it
+    one (`Writer(shared)` with `shared = Tracker()`, `Writer(Tracker())`; two sub-cells
+    sharing one tracker: "Can not find kernel tensor for node : ValueNode<MsClassObject>",
+    measured, written/lax probes `genfresh36_jw_*`; a plain class compiles).
 
     ## Why is this bad?
     STRICT graphs can only update Parameters: `TypeError: In JIT strict mode, if need to
@@ -256,8 +261,60 @@ class SelfAttributeAssignment(GraphRule):
             and isinstance(t.value, ast.Attribute)
             and isinstance(t.value.value, ast.Name)
             and t.value.value.id == "self"
-            and analyzer(ctx).holds_jit_class(ctx.function, t.value.attr)
+            and (
+                analyzer(ctx).holds_jit_class(ctx.function, t.value.attr)
+                or _given_jit_class(ctx.function, t.value.attr, ctx)
+            )
         )
+
+
+def _given_jit_class(func: ast.AST | None, attr: str, ctx: Context) -> bool:
+    """Does `self.<attr>` hold an `__init__` argument that every `Cls(...)` call of the file
+    gives as an instance of one of the module's `@jit_class` classes (`self.tracker = tracker`
+    with `Writer(shared)`, `shared = Tracker()`, or `Writer(Tracker())`)? Setting its attributes
+    fails under STRICT as on one built in `__init__` (measured, written/lax probes
+    `genfresh36_jw_*`: "Can not find kernel tensor for node : ValueNode<MsClassObject>"; a plain
+    class compiles; fresh v6 seed 12000857, one tracker two sub-cells share)."""
+    a = analyzer(ctx)
+    cls = a.owner_class(func)
+    info = ctx.scopes.info
+    owner = info.classes.get(cls.name) if cls is not None else None
+    param = owner.attr_params.get(attr) if owner is not None else None
+    init = owner.methods.get("__init__") if owner is not None else None
+    if cls is None or param is None or not isinstance(init, ast.FunctionDef):
+        return False
+    params = [p.arg for p in init.args.args[1:]]
+    calls = instances(ctx).instantiations(cls.name)
+    if not calls:
+        return False
+    for call in calls:
+        given = next((k.value for k in call.keywords if k.arg == param), None)
+        if given is None and param in params and params.index(param) < len(call.args):
+            given = call.args[params.index(param)]
+        if given is None or any(isinstance(x, ast.Starred) for x in call.args) or not _jit_class_instance(given, call, ctx):
+            return False
+    return True
+
+
+def _jit_class_instance(e: ast.expr, where: ast.AST, ctx: Context) -> bool:
+    """Is `e` (at `where`) a new instance of one of the module's `@jit_class` classes: the
+    call itself, or a name bound once to one (in the enclosing function, or at module level)?"""
+    info = ctx.scopes.info
+    if type(e) is ast.Name:
+        func = ctx.enclosing_function(where, lambdas=False)
+        bound = analyzer(ctx).single_assignment(e.id, func)
+        if bound is None and func is None and e.id in info.instances:
+            made = info.instances[e.id]
+            mod, _, name = made.rpartition(".")
+            held = info.classes.get(name) if mod == info.module else None
+            return bool(held and held.jit_class)
+        if bound is None:
+            return False
+        e = bound
+    if type(e) is not ast.Call or type(e.func) is not ast.Name:
+        return False
+    held = info.classes.get(e.func.id)
+    return bool(held and held.jit_class)
 
 
 def _flat_targets(targets: list[ast.expr]) -> list[ast.expr]:
