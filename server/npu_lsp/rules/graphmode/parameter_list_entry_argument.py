@@ -8,11 +8,11 @@ from collections.abc import Iterable, Iterator
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.scope import GraphScope
 from npu_lsp.rules.graphmode.entries import entry_callers
 from npu_lsp.rules.graphmode.flow import analyzer, makes_parameter
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.parameter_receivers import LAYER_PARAMETERS, _element_of
+from npu_lsp.scope import GraphScope
 
 #: Cell methods whose result is a list of the network's Parameter objects
 _LIST_METHODS = frozenset({"trainable_params", "untrainable_params"})
