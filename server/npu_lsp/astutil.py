@@ -310,6 +310,9 @@ class TextWords:
         self._ascii = text.isascii()
         self._chars: dict[str, bool] = {}  # `_has_chars`
         self._scanned: dict[str, bool] = {}  # `_in_text`
+        # every answer, by the string asked (rules ask the same few strings per node:
+        # MS238's "set_inputs" ~400 times on a 5,000-line file; the text never changes)
+        self._asked: dict[str, bool] = {}
 
     def counts(self) -> WordCounts | None:
         """How often each word (`ascii_words`) occurs in the text; None for a text that is
@@ -319,6 +322,13 @@ class TextWords:
         return self._counts
 
     def __contains__(self, s: str) -> bool:
+        hit = self._asked.get(s)
+        if hit is None:
+            hit = self._asked[s] = self._contains(s)
+        return hit
+
+    def _contains(self, s: str) -> bool:
+        """`s in self.text`, decided from the distinct words where they decide it."""
         if not self._ascii or not s.isascii():
             return s in self.text
         runs = ascii_words(s)

@@ -1421,6 +1421,8 @@ class BranchTypeMismatch(GraphRule):
         return frozenset(_call_candidates(ctx)[2])
 
     def _if_node(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        # a list or `()`, not a generator: every `if` of compiled code comes here, and
+        # each finds one diagnostic at most
         assert type(node) is ast.If
         if _nested(ctx):
             dead = closure_dead_binding(node, ctx)
@@ -1429,23 +1431,21 @@ class BranchTypeMismatch(GraphRule):
                 # at the binding, as MindSpore names it, unless it sits in a folded `if`
                 # (whose unknown condition would hide the finding): then at this `if`
                 direct = st in node.body or st in node.orelse
-                yield ctx.diagnostic(
+                return [ctx.diagnostic(
                     self,
                     st if direct else ctx.head_span(node),
                     f"`{name}` is bound in this tensor-dependent `if` of a nested function and never read afterwards ({reason}); "
                     "MindSpore cannot join the branches of such a closure (Type Join Failed: Abstract type AbstractTuple "
                     "cannot join with AbstractTensor); drop the unused binding",
-                )
-                return
+                )]
         skipped = _number_skipped_by_exit(node, ctx) if type(node.body[-1]) in _EXITS and not node.orelse else None
         if skipped is not None:
             name, bound, later = skipped
-            yield ctx.diagnostic(
+            return [ctx.diagnostic(
                 self,
                 ctx.head_span(node),
                 f"this tensor-dependent `if` leaves the loop (`{type(node.body[-1]).__name__.lower()}`) before `{name}` becomes a tensor (line {later.lineno}), so `{name}` returned after the loop is the Python number `{ctx.segment(bound)}` on one path and a Tensor on the other; MindSpore cannot join them (Cannot join the return values of different branches); start it as a tensor (`ops.zeros((), ms.float32)`)",
-            )
-            return
+            )]
         found = self._if(node, ctx, None)
         # (the test's shape first, inline: two type tests for most `if`s of the file)
         t = node.test
@@ -1458,23 +1458,25 @@ class BranchTypeMismatch(GraphRule):
             listed = _list_compare_join(node, ctx)
             if listed is not None:
                 name, reason = listed
-                yield ctx.diagnostic(
+                return [ctx.diagnostic(
                     self,
                     ctx.head_span(node),
                     f"`{ctx.segment(node.test)}` compares a Python list with a number: MindSpore has no graph overload for that, so under LAX it is interpreted at run time and this `if` becomes a branch of the graph; `{name}` is then {reason}, and MindSpore cannot join them (Type Join Failed); test `isinstance(..., int)` first or compare with a list",
-                )
-                return
-        if found:
-            reason, where = found
-            # MindSpore names the false branch: the else block's return or first statement,
-            # or the `if` itself when the false path is what follows it
-            yield ctx.diagnostic(
+                )]
+        if not found:
+            return ()
+        reason, where = found
+        # MindSpore names the false branch: the else block's return or first statement,
+        # or the `if` itself when the false path is what follows it
+        return [
+            ctx.diagnostic(
                 self,
                 ctx.head_span(where) if isinstance(where, ast.If) else where,
                 reason
                 if isinstance(reason, WholeMessage)
                 else f"branches of this tensor-dependent `if` produce different types ({reason}); MindSpore cannot join them",
             )
+        ]
 
     def _call(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
         """A call of the user's own function compiles it for this call's arguments (MindSpore

@@ -71,6 +71,8 @@ class DeadBranchValueBeforeDef(GraphRule):
         outer = ctx.parent(node)
         if not isinstance(outer, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return ()
+        if not _defines_functions(outer, ctx):
+            return ()  # most functions: no nested `def` at all, so none after this `if`
         body = outer.body
         at = next((i for i, st in enumerate(body) if st is node), None)
         nested = next((st for st in body[at + 1 :] if type(st) is ast.FunctionDef), None) if at is not None else None
@@ -88,6 +90,21 @@ class DeadBranchValueBeforeDef(GraphRule):
             )
             for name, value in _dead_tensor_bindings(outer, node, ctx)
         ]
+
+
+def _defines_functions(outer: ast.FunctionDef | ast.AsyncFunctionDef, ctx: Context) -> bool:
+    """Is a `def` among the statements of `outer`'s body? Once per function (its `if`s ask
+    in turn)."""
+    memo: dict[int, bool] = ctx.cache.setdefault(_defines_functions, {})
+    hit = memo.get(id(outer))
+    if hit is None:
+        hit = False
+        for st in outer.body:  # (a loop, not a generator: once per function)
+            if type(st) is ast.FunctionDef:
+                hit = True
+                break
+        memo[id(outer)] = hit
+    return hit
 
 
 def _dead_tensor_bindings(

@@ -73,6 +73,10 @@ class FallbackClosureUnpack(GraphRule):
     nodes = (ast.Assign,)
     words = ("ops",)
 
+    def wants_assign(self, target: type[ast.AST] | None, value: type[ast.AST]) -> bool:
+        # `check`'s shape test, once per shape: one tuple or list target, a call value
+        return (target is ast.Tuple or target is ast.List) and value is ast.Call
+
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Assign)
         value = node.value

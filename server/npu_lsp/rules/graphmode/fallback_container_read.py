@@ -86,6 +86,11 @@ class FallbackContainerRead(GraphRule):
     callee = (ast.Subscript, ast.Attribute)
     words = ("CellList", "CellDict", "has_aux")
 
+    def wants_call(self, callee: type[ast.AST], called: str, receiver: str) -> bool:
+        # `check`'s first test, once per callee shape: a method call only of a dict view
+        # (`aux.values()`); most calls of compiled code are of other methods
+        return callee is not ast.Attribute or called in _DICT_VIEWS
+
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         if type(node) is ast.Subscript:
             key = node.slice

@@ -217,6 +217,7 @@ class GraphBuiltinSemantics(GraphRule):
             )
 
     def _ordering(self, node: ast.Compare, ctx: Context) -> Iterable[Diagnostic]:
+        # a list or `()`, not a generator: every comparison of compiled code comes here
         operands = [node.left, *node.comparators]
         for i, op in enumerate(node.ops):
             if type(op) not in _ORDERING_TYPES:
@@ -225,12 +226,14 @@ class GraphBuiltinSemantics(GraphRule):
             if failing is None:
                 continue
             kind = "a tensor" if failing == "tensor" else "constant tuples, lists or strings"
-            yield ctx.diagnostic(
-                self,
-                node,
-                f"ordering comparison of two sequences fails in graph mode when it reaches {kind}: MindSpore's sequence comparison takes scalar elements only (MindSpore: For primitive 'tuple_lt', the input element must be scalar / input must be [int32, int64, float32, float64, bool]); compare the tensors themselves",
-            )
-            return
+            return [
+                ctx.diagnostic(
+                    self,
+                    node,
+                    f"ordering comparison of two sequences fails in graph mode when it reaches {kind}: MindSpore's sequence comparison takes scalar elements only (MindSpore: For primitive 'tuple_lt', the input element must be scalar / input must be [int32, int64, float32, float64, bool]); compare the tensors themselves",
+                )
+            ]
+        return ()
 
 
 _ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)

@@ -12,6 +12,7 @@ from npu_lsp.rules.graphmode.entries import entry_callers
 from npu_lsp.rules.graphmode.flow import analyzer, makes_parameter
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.parameter_receivers import LAYER_PARAMETERS, _element_of
+from npu_lsp.scope import GraphScope
 
 #: Cell methods whose result is a list of the network's Parameter objects
 _LIST_METHODS = frozenset({"trainable_params", "untrainable_params"})
@@ -88,10 +89,14 @@ class ParameterListEntryArgument(GraphRule):
     words = ("trainable_params", "untrainable_params", "get_parameters", "ParameterTuple", "Parameter", *LAYER_PARAMETERS)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        # not a generator itself: most compiled functions are no entry (helpers, methods)
         assert isinstance(node, ast.FunctionDef)
         scope = ctx.scope
         if scope is None or scope.kind not in ("jit", "construct") or scope.function is not node:
-            return
+            return ()
+        return self._check(node, scope, ctx)
+
+    def _check(self, node: ast.FunctionDef, scope: GraphScope, ctx: Context) -> Iterator[Diagnostic]:
         callers = entry_callers(node, scope.kind, ctx)
         if callers is None:
             return
