@@ -45,6 +45,12 @@ class GraphBuiltinSemantics(GraphRule):
       different constants decides the result before later elements are looked at, and a
       variable scalar leaves it open (no error): `(1, t) < (2, u)` compiles; `==` is another
       primitive and compiles;
+    - `enumerate(reversed(seq))`: the graph's `enumerate` asks its argument for its length,
+      and `reversed()` (which the graph does not implement) is run by Python and hands back
+      an iterator that has none ("'list_reverseiterator' object has no attribute
+      '__len__'", `'reversed' object` for a tuple, `'range_iterator' object` for a range),
+      at both levels; `enumerate(list(reversed(seq)))`, `zip(range(n), reversed(seq))` and
+      a `for` over `reversed(seq)` itself compile;
     - a `dict` subclass giving its keys as attributes (`__getattr__`, EasyDict-style
       configs) held on `self` or at module level: `self.cfg.pool` is read by Python and
       compiles, but a dict it gives back (`self.cfg.head`) becomes MindSpore's plain
@@ -83,12 +89,16 @@ class GraphBuiltinSemantics(GraphRule):
     - MindSpore 2.10 `mindspore/graph/_parse/resources.py` (`T.next: C.ms_next`,
       `T.sum: M.ms_sum`) and `ops/composite/base.py` (`ms_next` "will get next element and
       res elements for input").
+    - `enumerate(reversed(...))`: written/heldout36c case
+      `r2_decoder_reversed_skips_enumerate_index` and probes `fix36e_rv_*` (over a list or
+      tuple argument, a local list, a slice, `range(3)`, a constant tuple, in `construct`,
+      a comprehension and an `@ms.jit` function: rejected at LAX and STRICT).
     - `dict` subclasses: the written set `heldout14` (`cfg_yaml_like_nested_dict`) and its
       probes `lx_cd_*` (a `SimpleNamespace`, a plain class, `.get(...)` and indexing compile).
     """
 
     nodes = (ast.Call, ast.Compare, ast.FunctionDef, ast.AsyncFunctionDef)
-    calls = frozenset({"next", "decode", *_REDUCERS})
+    calls = frozenset({"next", "decode", "enumerate", *_REDUCERS})
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # not a generator itself: `_check`'s first tests, which most nodes stop at, for the
@@ -153,6 +163,14 @@ class GraphBuiltinSemantics(GraphRule):
                     node,
                     "graph-mode `next()` returns the pair (element, remaining elements), not the element; index the sequence instead",
                 )
+        elif name == "enumerate" and node.args and _is_reversed_call(node.args[0], ctx):
+            yield ctx.diagnostic(
+                self,
+                node,
+                "`enumerate(reversed(...))` fails in graph mode: MindSpore's `enumerate` takes the length of its argument, and "
+                "`reversed()` is run by Python and gives an iterator without one (MindSpore: 'list_reverseiterator' object has "
+                "no attribute '__len__'); use `enumerate(list(reversed(...)))`",
+            )
         elif name in ("max", "min") and len(node.args) == 1 and not node.keywords and _nested_tensors(node.args[0], ctx):
             yield ctx.diagnostic(
                 self,
@@ -370,6 +388,11 @@ def _literal(e: ast.expr) -> float | str | tuple[object, ...] | None:
         items = [_literal(x) for x in e.elts]
         return tuple(items) if all(i is not None for i in items) else None
     return None
+
+
+def _is_reversed_call(e: ast.expr, ctx: Context) -> bool:
+    """`reversed(...)` written in place (the builtin)."""
+    return type(e) is ast.Call and ctx.qualname(e.func) == "builtins.reversed"
 
 
 def _used_as_element(call: ast.Call, ctx: Context) -> bool:
