@@ -88,7 +88,7 @@ class CallableTestInGraph(GraphRule):
         d = node.args[0]
         shown = ctx.segment(node.func)
         a = analyzer(ctx)
-        if a.type_class(d) == "function":
+        if a.type_class(d) == "function" or _passed_module_function(d.id, ctx):
             yield ctx.diagnostic(
                 self,
                 node,
@@ -131,3 +131,33 @@ def _call_on_selected_side(test: ast.Call, name: str, ctx: Context) -> ast.Call 
             if type(n) is ast.Call and type(n.func) is ast.Name and n.func.id == name:
                 return n
     return None
+
+
+def _passed_module_function(name: str, ctx: Context) -> bool:
+    """Is `name` a parameter of the compiled helper that a call site gives a module-level
+    function of the file by its name (`default(None, zeros)`)? (A lambda passed in is typed
+    a function by the flow analysis already.)"""
+    passed = analyzer(ctx).passed_arguments_in(name, ctx.function)
+    for arg, caller in passed or ():
+        if type(arg) is ast.Name and arg.id in _module_functions(ctx) and not _bound_in(arg.id, caller):
+            return True
+    return False
+
+
+def _bound_in(name: str, func: ast.AST | None) -> bool:
+    """Is `name` a parameter of `func` or assigned in it (then not the module's function)?"""
+    if func is None:
+        return False
+    args = getattr(func, "args", None)
+    if isinstance(args, ast.arguments) and any(a.arg == name for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]):
+        return True
+    return any(type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Store for n in ast.walk(func))
+
+
+def _module_functions(ctx: Context) -> frozenset[str]:
+    """Names of the file's module-level functions (bound once, by `def`)."""
+    return frozenset(
+        st.name
+        for st in ctx.tree.body
+        if type(st) is ast.FunctionDef and len(ctx.module_bindings().get(st.name, ())) == 1
+    )
