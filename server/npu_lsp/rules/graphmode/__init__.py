@@ -15,6 +15,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     bprop_reads_parameter,
     branch_only_binding,
     branch_type_mismatch,
+    callable_test_in_graph,
     cell_built_from_runtime_value,
     cell_list_mutated_in_graph,
     cells_in_python_list,

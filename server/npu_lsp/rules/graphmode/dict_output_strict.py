@@ -30,7 +30,9 @@ class DictOutputUnderStrict(Rule):
     back to a STRICT graph that reads it by key (a KV cache or a state dict passed to the next
     call: `y, past = dec(x)` then `dec(x, past)` with `past["k0"]` in `construct`). The returned
     dict may also be the auxiliary output of a gradient function built with `has_aux=True`
-    (`(loss, metrics), grads = grad_fn(x, y)` then `return loss, metrics`). The key
+    (`(loss, metrics), grads = grad_fn(x, y)` then `return loss, metrics`), of a module-level
+    function or of a module-level Cell instance (`ms.value_and_grad(net, None, params,
+    has_aux=True)`, `net`'s `construct` returning `loss, {"loss": loss}`). The key
     may be a literal, an f-string or a `%`-formatted string, or a module-level name that
     only ever holds strings (`for name in TASKS: preds[name]` with `TASKS` a list of
     literals), or the loop variable of `for k in out:` over that same output (it walks
@@ -336,14 +338,28 @@ def _grad_output_paths(call: ast.Call, fn: FuncDef, a: Analyzer, ctx: Context, d
         k.arg == "has_aux" and isinstance(k.value, ast.Constant) and k.value.value is True for k in builder.keywords
     ):
         return frozenset()
-    target = builder.args[0]
-    differentiated = ctx.scopes.info.functions.get(target.id) if isinstance(target, ast.Name) else None
-    if not isinstance(differentiated, ast.FunctionDef):
+    differentiated = _differentiated(builder.args[0], ctx)
+    if differentiated is None:
         return frozenset()
     paths = _dict_paths(differentiated, ctx, depth + 1)
     if (ctx.qualname(builder.func) or "").endswith("value_and_grad"):
         return frozenset((0, *p) for p in paths)
     return frozenset((1, p[0] - 1, *p[1:]) for p in paths if p and p[0] >= 1)
+
+
+def _differentiated(target: ast.expr, ctx: Context) -> FuncDef | None:
+    """The function a gradient function differentiates: a module-level function, or the
+    `construct` of a module-level Cell instance (`ms.value_and_grad(net, None, params,
+    has_aux=True)`: measured, written/heldout36b case `loss_train_step_loss_dict_aux`, the
+    aux dict of `net`'s `return mse, {"loss": mse}` returned by an `@ms.jit` step and read as
+    `logs["loss"]` fails under STRICT, "tuple indices must be integers or slices, not str")."""
+    if not isinstance(target, ast.Name):
+        return None
+    function = ctx.scopes.info.functions.get(target.id)
+    if isinstance(function, ast.FunctionDef):
+        return function
+    held = ctx.scopes.info.instances.get(target.id)
+    return _construct(held, ctx) if held is not None else None
 
 
 def _grad_output_part(v: ast.expr, fn: FuncDef, a: Analyzer, ctx: Context, depth: int) -> frozenset[tuple[int, ...]]:

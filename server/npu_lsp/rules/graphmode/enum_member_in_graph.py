@@ -1,4 +1,4 @@
-"""MS192: enum members in compiled code: an int enum's member is a plain int there, a
+"""MS192: enum members in compiled code: an int / str / float enum's member is a plain scalar there, a
 plain enum's member cannot be the right side of `is`, and an enum class cannot be iterated."""
 
 from __future__ import annotations
@@ -12,8 +12,11 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
-#: enum bases whose members MindSpore converts to an Int (`int` itself as a mixin counts too)
-_INT_ENUMS = frozenset({"enum.IntEnum", "enum.IntFlag"})
+#: enum bases whose members MindSpore converts to a scalar of the graph, with the name of the
+#: scalar type its messages use (a builtin mixin, `class R(str, Enum)`, counts too)
+_SCALAR_ENUMS = {"enum.IntEnum": "Int", "enum.IntFlag": "Int", "enum.StrEnum": "String"}
+#: builtin mixins whose enum members MindSpore converts to that scalar (measured: int, str, float)
+_SCALAR_MIXINS = {"builtins.int": "Int", "builtins.str": "String", "builtins.float": "Float"}
 #: enum bases whose members stay Python objects in a graph
 _OBJECT_ENUMS = frozenset({"enum.Enum", "enum.Flag"})
 #: member attributes measured to fail on the Int a member becomes
@@ -24,14 +27,17 @@ _MEMBER_ATTRS = frozenset({"value", "name"})
 class EnumMemberInGraph(GraphRule):
     """## What it does
     Flags three uses of `enum` members in compiled code: `.value` or `.name` of a member of an
-    `IntEnum` / `IntFlag` (`Tok.BOS.value`, `self.pad_id.value` after `self.pad_id =
-    Tok.PAD`), `is` / `is not` with a member of a plain `Enum` on the right
+    `IntEnum` / `IntFlag` / `StrEnum` or of an enum with a `str`, `int` or `float` mixin
+    (`Tok.BOS.value`, `self.pad_id.value` after `self.pad_id = Tok.PAD`,
+    `LossReduction.MEAN.value` with `class LossReduction(str, Enum)`), `is` / `is not` with a member of a plain `Enum` on the right
     (`if self.mode is Mode.EVAL:`), and iterating an enum class itself (`for s in Scale:`,
     `[s.value for s in Scale]`, `list(Scale)`; any enum kind).
 
     ## Why is this bad?
-    MindSpore 2.10 converts an int enum's member to the integer it is, so the member has no
-    attributes left: `AttributeError: 'Int' object has no attribute 'value'`. A plain
+    MindSpore 2.10 converts an int enum's member to the integer it is (a str or float
+    enum's member to the string or float it is), so the member has no attributes left:
+    `AttributeError: 'Int' object has no attribute 'value'` (`'String' object ...`,
+    `'Float' object ...`). A plain
     enum's member stays a Python object, and the graph's `is` takes only Int, Bool, String,
     None and Type on its right: `TypeError: For syntax like 'a is b', b supports Int, Bool,
     String, None and Type, but got PythonObject`. An enum class is a type to the graph, which
@@ -65,6 +71,13 @@ class EnumMemberInGraph(GraphRule):
       written/famc probes `en_*` (IntEnum `.value` / `.name` on the class and through
       `self`, `is` / `is not` against an `Enum` member rejected at LAX and STRICT; `==`,
       indexing with an IntEnum member and a plain member's `.value` / `.name` compile).
+    - Str / float enums: written/heldout36c case `loss_enum_reduction_values` (MONAI's
+      `LossReduction(str, Enum)`) and probes `fix36e_en_*`: `.value` / `.name` of a member of
+      a `(str, Enum)`, a `StrEnum` or a `(float, Enum)`, in `construct`, a helper, an
+      `@ms.jit` function and through `self`, are rejected at LAX and STRICT ("'String'
+      object has no attribute 'value'"); the member itself compared with a string, its str
+      methods (`.upper()`), `.value` read in `__init__` and `.value` under a folded-away
+      branch compile.
     - Iterating the class: written/heldout26b case `cfg_enum_members_loop_construct` and
       probes `fix26b_en_*` (`for` over an Enum / IntEnum class in `construct` and in a helper
       it calls, a comprehension over it, `list(Scale)`: rejected at LAX and STRICT; the
@@ -87,13 +100,9 @@ class EnumMemberInGraph(GraphRule):
         if isinstance(node, ast.Attribute):
             if node.attr in _MEMBER_ATTRS and isinstance(node.ctx, ast.Load):
                 member = _member(node.value, classes, ctx)
-                if member is not None and classes[member[0]] == "int":
-                    yield ctx.diagnostic(
-                        self,
-                        node,
-                        f"`{ctx.segment(node.value)}` is a member of the int enum `{member[0]}`, which compiled code sees as a "
-                        f"plain int: it has no `.{node.attr}` (use the member itself, or `int(...)` of it)",
-                    )
+                if member is not None and classes[member[0]] != "object":
+                    spelled = ctx.segment(node.value)
+                    yield ctx.diagnostic(self, node, _scalar_member_message(spelled, member[0], classes[member[0]], node.attr))
             return
         assert isinstance(node, ast.Compare)
         for op, right in zip(node.ops, node.comparators, strict=True):
@@ -146,8 +155,8 @@ def _all_enum_classes(ctx: Context) -> frozenset[str]:
 
 
 def _enum_classes(ctx: Context) -> dict[str, str]:
-    """Module-level enum classes of the file: name -> "int" (members become ints in a
-    graph) or "object"."""
+    """Module-level enum classes of the file: name -> the graph scalar its members
+    become ("Int", "String", "Float") or "object"."""
     hit = ctx.cache.get("MS192")
     if isinstance(hit, dict):
         return hit
@@ -156,12 +165,39 @@ def _enum_classes(ctx: Context) -> dict[str, str]:
         for st in ctx.tree.body:
             if isinstance(st, ast.ClassDef):
                 bases = {ctx.qualname(b) or "" for b in st.bases}
-                if bases & _INT_ENUMS or ("builtins.int" in bases and bases & _OBJECT_ENUMS):
-                    out[st.name] = "int"
+                scalar = _scalar_kind(bases)
+                if scalar is not None:
+                    out[st.name] = scalar
                 elif bases & _OBJECT_ENUMS and not any(b.startswith("builtins.") for b in bases):
                     out[st.name] = "object"
     ctx.cache["MS192"] = out
     return out
+
+
+def _scalar_kind(bases: set[str]) -> str | None:
+    """The graph scalar ("Int", "String", "Float") an enum class with these bases turns its members
+    into, or None when they stay Python objects."""
+    for b in bases:
+        if b in _SCALAR_ENUMS:
+            return _SCALAR_ENUMS[b]
+    if bases & _OBJECT_ENUMS:
+        for b in bases:
+            if b in _SCALAR_MIXINS:
+                return _SCALAR_MIXINS[b]
+    return None
+
+
+#: the Python type a graph scalar stands for, for the messages
+_PYTHON_OF = {"Int": "int", "String": "str", "Float": "float"}
+
+
+def _scalar_member_message(spelled: str, cls: str, scalar: str, attr: str) -> str:
+    py = _PYTHON_OF[scalar]
+    return (
+        f"`{spelled}` is a member of the {py} enum `{cls}`, which compiled code sees as a plain {py} "
+        f"(MindSpore: '{scalar}' object has no attribute '{attr}'): use the member itself, `{py}(...)` of it, "
+        f"or read `.{attr}` in `__init__`"
+    )
 
 
 def _member(e: ast.expr, classes: dict[str, str], ctx: Context) -> tuple[str, str] | None:

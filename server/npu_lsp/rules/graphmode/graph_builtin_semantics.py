@@ -45,6 +45,19 @@ class GraphBuiltinSemantics(GraphRule):
       different constants decides the result before later elements are looked at, and a
       variable scalar leaves it open (no error): `(1, t) < (2, u)` compiles; `==` is another
       primitive and compiles;
+    - `enumerate(reversed(seq))`: the graph's `enumerate` asks its argument for its length,
+      and `reversed()` (which the graph does not implement) is run by Python and hands back
+      an iterator that has none ("'list_reverseiterator' object has no attribute
+      '__len__'", `'reversed' object` for a tuple, `'range_iterator' object` for a range),
+      at both levels; `enumerate(list(reversed(seq)))`, `zip(range(n), reversed(seq))` and
+      a `for` over `reversed(seq)` itself compile;
+    - under LAX, `reversed(hs)` of a list the function grows with graph variables
+      (`hs.append(x)` in a loop, a U-Net's skips) anywhere but as the iterable of a `for`
+      statement: it is run as Python at run time, and a comprehension over it
+      (`[s for s in reversed(hs)]`), `list()` of it or `zip()` with it fails ("Invalid
+      funcgraph node ... PolyNode for partial node", "The pointer[seq_abs] is null", a
+      Cast kernel of Problem type); `for s in reversed(hs):`, `hs[::-1]` and `reversed()`
+      of a list argument compile (STRICT refuses the call itself: MS131);
     - a `dict` subclass giving its keys as attributes (`__getattr__`, EasyDict-style
       configs) held on `self` or at module level: `self.cfg.pool` is read by Python and
       compiles, but a dict it gives back (`self.cfg.head`) becomes MindSpore's plain
@@ -83,12 +96,19 @@ class GraphBuiltinSemantics(GraphRule):
     - MindSpore 2.10 `mindspore/graph/_parse/resources.py` (`T.next: C.ms_next`,
       `T.sum: M.ms_sum`) and `ops/composite/base.py` (`ms_next` "will get next element and
       res elements for input").
+    - `enumerate(reversed(...))`: written/heldout36c case
+      `r2_decoder_reversed_skips_enumerate_index` and probes `fix36e_rv_*` (over a list or
+      tuple argument, a local list, a slice, `range(3)`, a constant tuple, in `construct`,
+      a comprehension and an `@ms.jit` function: rejected at LAX and STRICT).
+    - `reversed()` of a grown list under LAX: written/heldout36b case
+      `r2_unet_zip_reversed_list_comprehension` (LAX accepts `r2_unet_reversed_skips_no_zip`,
+      a `for` over it) and probes `fix36e_rz_*`.
     - `dict` subclasses: the written set `heldout14` (`cfg_yaml_like_nested_dict`) and its
       probes `lx_cd_*` (a `SimpleNamespace`, a plain class, `.get(...)` and indexing compile).
     """
 
     nodes = (ast.Call, ast.Compare, ast.FunctionDef, ast.AsyncFunctionDef)
-    calls = frozenset({"next", "decode", *_REDUCERS})
+    calls = frozenset({"next", "decode", "enumerate", "reversed", *_REDUCERS})
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # not a generator itself: `_check`'s first tests, which most nodes stop at, for the
@@ -153,6 +173,23 @@ class GraphBuiltinSemantics(GraphRule):
                     node,
                     "graph-mode `next()` returns the pair (element, remaining elements), not the element; index the sequence instead",
                 )
+        elif name == "enumerate" and node.args and _is_reversed_call(node.args[0], ctx):
+            yield ctx.diagnostic(
+                self,
+                node,
+                "`enumerate(reversed(...))` fails in graph mode: MindSpore's `enumerate` takes the length of its argument, and "
+                "`reversed()` is run by Python and gives an iterator without one (MindSpore: 'list_reverseiterator' object has "
+                "no attribute '__len__'); use `enumerate(list(reversed(...)))`",
+            )
+        elif name == "reversed" and _reversed_grown_list_at_lax(node, ctx):
+            seq = ctx.segment(node.args[0])
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"under LAX `reversed({seq})` of a list grown with graph variables is run as Python at run time, and what it "
+                f"gives can only be walked by a `for` statement: a comprehension, `list()`, `zip()` or indexing fails (MindSpore: "
+                f"Invalid funcgraph node ... PolyNode for partial node / The pointer[seq_abs] is null); use `{seq}[::-1]`",
+            )
         elif name in ("max", "min") and len(node.args) == 1 and not node.keywords and _nested_tensors(node.args[0], ctx):
             yield ctx.diagnostic(
                 self,
@@ -373,6 +410,24 @@ def _literal(e: ast.expr) -> float | str | tuple[object, ...] | None:
         items = [_literal(x) for x in e.elts]
         return tuple(items) if all(i is not None for i in items) else None
     return None
+
+
+def _is_reversed_call(e: ast.expr, ctx: Context) -> bool:
+    """`reversed(...)` written in place (the builtin)."""
+    return type(e) is ast.Call and ctx.qualname(e.func) == "builtins.reversed"
+
+
+def _reversed_grown_list_at_lax(call: ast.Call, ctx: Context) -> bool:
+    """`reversed(hs)` under LAX, not the iterable of a `for` statement, with `hs` a list the
+    function grows with graph variables (`hs.append(x)` in a loop over the layers)."""
+    from npu_lsp.rules.graphmode.python_call_on_tensor import _grown_with_variables
+
+    if ctx.scope is None or ctx.scope.strict or len(call.args) != 1 or type(call.args[0]) is not ast.Name:
+        return False  # STRICT refuses the interpreted call itself (MS131)
+    parent = ctx.parent(call)
+    if type(parent) is ast.For and parent.iter is call:
+        return False
+    return _grown_with_variables(call.args[0], ctx)
 
 
 def _used_as_element(call: ast.Call, ctx: Context) -> bool:

@@ -36,6 +36,11 @@ def _bilinear_sizes(call: ast.Call, ctx: Context) -> list[ast.expr]:
     return list(size.elts) if isinstance(size, (ast.Tuple, ast.List)) else []
 
 
+def _tolist(v: ast.expr | None) -> bool:
+    """`<array>.tolist()`: a Python list, whatever the array."""
+    return type(v) is ast.Call and type(v.func) is ast.Attribute and v.func.attr == "tolist" and not v.args and not v.keywords
+
+
 @rule(code="MS169", name="int32-item-as-index", severity="error", family="graphmode")
 class Int32ItemAsIndex(GraphRule):
     """## What it does
@@ -101,6 +106,10 @@ class Int32ItemAsIndex(GraphRule):
       `fix30b_interp_item_*` ("Select CPU operator[ResizeBilinearV2] fail" at both levels;
       "nearest" and "bicubic", which make an int32 tensor of the sizes first, an int64
       item and `int(t)` compile under LAX).
+    - A list on `self` from `.tolist()` of a numpy array: written/heldout36b case
+      `r2_ldm_item_index_python_list` and probes `fix36e_ix_*` (an int32 item into a list
+      of floats or ints rejected under STRICT only, into a tuple at both levels; an int64
+      item and `int(t)` compile).
     """
 
     nodes = (ast.Subscript, ast.Call)
@@ -253,7 +262,10 @@ class Int32ItemAsIndex(GraphRule):
             a = analyzer(ctx)
             cls = a.owner_class(ctx.function)
             held = a._self_values(cls).get(e.attr, []) if cls is not None else []
-            return bool(held) and all(isinstance(v, literal) for v in held)  # `self.k = (3, 5)`
+            # `self.k = (3, 5)`; a list also from `.tolist()` of an array (ldm's
+            # `self.ddim_alphas = np.cumprod(...).tolist()`: written/heldout36b case
+            # `r2_ldm_item_index_python_list`, probes `fix36e_ix_tolist_*`)
+            return bool(held) and all(isinstance(v, literal) or (kind == "list" and _tolist(v)) for v in held)
         v = values(ctx).of(e)
         if isinstance(v, av.Sequence):
             return v.kind == kind

@@ -469,6 +469,7 @@ _NUMPY_MAKERS = frozenset(
     {
         "array", "asarray", "linspace", "arange", "zeros", "ones", "full", "empty", "eye", "logspace", "cumsum",
         "load", "concatenate", "stack", "hstack", "vstack", "geomspace", "cos", "sin", "exp", "tile", "repeat",
+        "cumprod", "sqrt",
     }
 )
 
