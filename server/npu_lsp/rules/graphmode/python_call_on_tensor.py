@@ -419,6 +419,9 @@ class PythonCallOnTensor(GraphRule):
             # with that dimension declared `None` by `set_inputs`: measured, probes
             # `fix25c_dyn_tensor_of_batch`, `fix25c_dyn_list_mul_batch`)
             found = next((i for i in items if _dynamic_size_in(i, a, ctx)), None)
+        if found is None and _runtime_tensor(data, a, ctx):
+            # `Tensor(t)` of a tensor the graph computes (an input, a Parameter, an op's result)
+            found = data
         if found is None and isinstance(data, ast.Name) and _data_joined_under_tensor_if(data, a, ctx):
             yield ctx.diagnostic(
                 self,
@@ -1458,3 +1461,34 @@ def _through_graph_sequences(args: list[ast.expr], ctx: Context) -> list[ast.exp
         if isinstance(arg, ast.Call) and not arg.keywords and ctx.qualname(arg.func) in _SEQUENCE_BUILTINS:
             todo.extend(reversed(arg.args))
     return out
+
+
+def _runtime_tensor(data: ast.expr, a: Analyzer, ctx: Context) -> bool:
+    """Is `data` (all of `Tensor(data)`) a tensor the graph holds only at run time: an input,
+    a Parameter, an op's result? Measured (written/heldout36d `r2_sched_tensor_ctor_from_variable`,
+    probes `fix36c_tc_*`): `Tensor(step)`, `Tensor(global_step * 2)`, `Tensor(ops.pow(d, step))`,
+    `Tensor(self.w)` of a Parameter, even `Tensor(ops.pow(Tensor(0.9), 2.0))`, fail under STRICT
+    ("the inputs should be constant, but found variable 'input_data'"); a tensor MindSpore
+    folds (`Tensor(Tensor(0.5))`, `Tensor(ops.ones(()) * 0.5)`) or a plain tensor kept on
+    `self` in `__init__` (`Tensor(self.t)`) compiles, and LAX compiles them all."""
+    func = ctx.function
+    if func is None or a.kind(data) != Kind.TENSOR or a.folded_tensor(data) or constant_tensor(data, ctx) is not None:
+        return False
+    held = data
+    if isinstance(held, ast.Name) and held.id not in _parameter_names(func):
+        bound = a.single_assignment(held.id, func)
+        if bound is None:
+            # bound by a loop, by unpacking, more than once (run-time), or at module level
+            return bool(a.bindings_of(held.id, func))
+        held = bound
+    if isinstance(held, ast.Attribute) and isinstance(held.value, ast.Name) and held.value.id == "self":
+        # a tensor `__init__` keeps on `self` is a constant of the graph, a Parameter is not
+        return held.attr in a.self_info(a.owner_class(func)).parameters
+    return True
+
+
+def _parameter_names(func: ast.AST) -> set[str]:
+    args = getattr(func, "args", None)
+    if not isinstance(args, ast.arguments):
+        return set()
+    return {x.arg for x in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
