@@ -20,6 +20,7 @@ from npu_lsp.rules.graphmode.parameter_receivers import (
     LAYER_PARAMETERS,
     argument_parameter,
     lr_parameter,
+    mapped_parameter,
     module_cell,
     module_cell_parameter,
     module_held_parameter,
@@ -420,6 +421,7 @@ class JitForbiddenApi(GraphRule):
             or _passed_parameter(recv, fn, ctx, info)
             or step_parameter(recv, ctx, fn)
             or lr_parameter(recv, ctx, fn)
+            or mapped_parameter(recv, ctx, fn)
         ):
             return
         yield ctx.diagnostic(
@@ -471,6 +473,7 @@ class JitForbiddenApi(GraphRule):
             or _passed_parameter(recv, fn, ctx, info)
             or step_parameter(recv, ctx, fn)
             or lr_parameter(recv, ctx, fn)
+            or mapped_parameter(recv, ctx, fn)
         ):
             what = f"Parameter.{attr}"
             said = refused["parameter_attributes"][attr]

@@ -23,6 +23,7 @@ from npu_lsp.rules.graphmode import constructed
 from npu_lsp.rules.graphmode.flow import analyzer, makes_parameter
 from npu_lsp.rules.graphmode.helpers import file_mentions
 from npu_lsp.rules.graphmode.optimizer_facts import GET_LR, inherits_optimizer_method
+from npu_lsp.scope import multitype_references
 
 #: calls whose result is a tuple/list of the network's Parameter objects
 _PARAM_LIST_METHODS = frozenset(
@@ -744,3 +745,75 @@ def _optimizer_subclass(cls: ast.ClassDef, ctx: Context) -> bool:
 #: the attribute `nn.Optimizer.__init__` keeps the learning rate in
 _LR = "learning_rate"
 _TENSOR_CLASSES = frozenset({"mindspore.Tensor", "mindspore.common.tensor.Tensor"})
+
+
+def mapped_parameter(recv: ast.expr, ctx: Context, fn: ast.AST) -> bool:
+    """Is `recv` a parameter of an overload of a `MultitypeFuncGraph` (`@_opt.register(...)
+    def _update(lr, param, grad)`) that every use of the graph in compiled code fills with a
+    Parameter: an element of a container of Parameters it maps the overload over
+    (`self.hyper_map(ops.partial(_opt, lr), self.parameters, grads)`, `self.map_(...)`) or
+    one it passes directly (`_opt(lr, p, g)` in `for p, g in zip(self.parameters, grads)`)?
+    Measured (written/heldout36d `r2_param_name_in_hypermap_fn`, probes `fix36c_hm_*`):
+    `param.name` there fails at both levels as on `self.w`."""
+    if not (isinstance(recv, ast.Name) and isinstance(fn, ast.FunctionDef) and fn.decorator_list):
+        return False
+    graph = next(
+        (
+            d.func.value.id
+            for d in fn.decorator_list
+            if isinstance(d, ast.Call)
+            and isinstance(d.func, ast.Attribute)
+            and d.func.attr == "register"
+            and isinstance(d.func.value, ast.Name)
+        ),
+        None,
+    )
+    names = [a.arg for a in fn.args.args]
+    if graph is None or recv.id not in names or analyzer(ctx).rebinds(recv.id, fn):
+        return False
+    at = names.index(recv.id)
+    uses = _graph_uses(graph, ctx)
+    return bool(uses) and all(_fills_with_parameter(call, caller, graph, at, ctx) for call, caller in uses)
+
+
+def _graph_uses(graph: str, ctx: Context) -> list[tuple[ast.Call, ast.AST]]:
+    """The calls of compiled code that call or hand over the module's `graph` (by name)."""
+    key = ("parameter-receivers:graph-uses", graph)
+    hit: list[tuple[ast.Call, ast.AST]] | None = ctx.cache.get(key)
+    if hit is None:
+        hit = ctx.cache[key] = []
+        for fn in ast.walk(ctx.tree):
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and ctx.scopes.scope_for(fn) is not None:
+                hit.extend(
+                    (node, fn)
+                    for node in ast.walk(fn)
+                    if isinstance(node, ast.Call) and not _partial(node) and graph in multitype_references(node)
+                )
+    return hit
+
+
+def _fills_with_parameter(call: ast.Call, caller: ast.AST, graph: str, at: int, ctx: Context) -> bool:
+    """Does `call` give the overload's parameter `at` a Parameter?"""
+    if any(isinstance(a, ast.Starred) for a in call.args):
+        return False
+    if isinstance(call.func, ast.Name) and call.func.id == graph:
+        return at < len(call.args) and parameter_element(call.args[at], ctx, caller)
+    for j, arg in enumerate(call.args):
+        bound = 0
+        if isinstance(arg, ast.Call) and arg.args and isinstance(arg.args[0], ast.Name) and arg.args[0].id == graph:
+            if arg.keywords:
+                return False
+            bound = len(arg.args) - 1  # `ops.partial(_opt, lr)` binds the first ones
+        elif not (isinstance(arg, ast.Name) and arg.id == graph):
+            continue
+        if at < bound:
+            return False
+        seq = j + 1 + at - bound
+        return seq < len(call.args) and is_parameter_container(call.args[seq], ctx, caller)
+    return False
+
+
+def _partial(call: ast.Call) -> bool:
+    """`ops.partial(...)` / `functools.partial(...)`: read as an argument of the call it is in."""
+    f = call.func
+    return (isinstance(f, ast.Attribute) and f.attr == "partial") or (isinstance(f, ast.Name) and f.id == "partial")

@@ -1478,8 +1478,9 @@ def _runtime_tensor(data: ast.expr, a: Analyzer, ctx: Context) -> bool:
     if isinstance(held, ast.Name) and held.id not in _parameter_names(func):
         bound = a.single_assignment(held.id, func)
         if bound is None:
-            # bound by a loop, by unpacking, more than once (run-time), or at module level
-            return bool(a.bindings_of(held.id, func))
+            # bound by a loop, by unpacking, more than once (`z = np.random.randn(...)` then
+            # `z = ms.Tensor(z)`: numpy data there), or at module level: not told
+            return False
         held = bound
     if isinstance(held, ast.Attribute) and isinstance(held.value, ast.Name) and held.value.id == "self":
         # a tensor `__init__` keeps on `self` is a constant of the graph, a Parameter is not
