@@ -166,7 +166,18 @@ class JitForbiddenApi(GraphRule):
     step a `LearningRateSchedule` subclass's `construct` is given when an instance of it is
     given to an optimizer (`global_step.asnumpy()`; measured, written/heldout25a
     `lr_numpy_schedule_in_construct` and probes `fix25c_lr_*`: refused at LAX as on `self.w`;
-    the schedule called directly with a tensor step compiles). A Parameter bound directly to a
+    the schedule called directly with a tensor step compiles). The learning rate of an
+    `nn.Optimizer` subclass is such a Parameter too when every construction gives it a
+    number (or `Tensor(number)`): `self.get_lr().asnumpy()`, `lr = self.get_lr();
+    float(lr.asnumpy())`, `self.learning_rate.asnumpy()` (measured, written/heldout36d
+    `optsched_lr_asnumpy_in_construct`, probes `fix36c_lr_*`; with a schedule or a list of
+    rates `get_lr()` computes a tensor and LAX compiles it), and so is the parameter of a
+    `MultitypeFuncGraph` overload that compiled code maps over `self.parameters`
+    (`self.hyper_map(ops.partial(_opt, lr), self.parameters, grads)`, `self.map_(...)`) or
+    calls with a loop's Parameter (`_opt(lr, p, g)`; probes `fix36c_hm_*`).
+    `getattr(p, "name")` with a constant name reads the attribute as `p.name` does (flagged
+    alike, even unread; `getattr(p, "name", "")` with a default compiles; probes
+    `fix36c_getattr_*`). A Parameter bound directly to a
     module-level name is not flagged: measured, its attribute reads compile. Nor is a loop
     over a list `trainable_params()` returned in a file that freezes Parameters
     (`p.requires_grad = False`): that list leaves frozen Parameters out, and a loop over the

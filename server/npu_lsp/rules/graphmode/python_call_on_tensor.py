@@ -83,7 +83,11 @@ class PythonCallOnTensor(GraphRule):
     `Cls.items.append(v)` / `.extend(...)` on a list bound in the body of a class of the module
     (a Cell or a plain class; through `self.items`, on a module-level list, and reads compile);
     `v in t` / `v not in t` with a tensor `t` on the right (`0 in labels`; a shape or a dict
-    there compiles); `Tensor(data)` whose data holds graph variables (`Tensor(t.max().item())`,
+    there compiles); `Tensor(t)` of a tensor the graph computes (an input, a Parameter, an
+    op's result: `Tensor(ops.pow(decay, step), ms.float32)`; written/heldout36d
+    `r2_sched_tensor_ctor_from_variable`, probes `fix36c_tc_*`; a tensor MindSpore folds,
+    `Tensor(ops.ones(()) * 0.5)`, or a plain tensor `__init__` keeps on `self` compiles);
+    `Tensor(data)` whose data holds graph variables (`Tensor(t.max().item())`,
     `Tensor([t.sum(), t.mean()])`, arithmetic of a number read from a tensor
     (`ms.Tensor((int(p) + 1) % k, ms.int32)`; written/heldout34b probes `fix34d_rt_*`),
     elements of a tensor `Tensor([x[0, 0], x[1, 1]])`, a list of
