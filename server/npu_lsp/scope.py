@@ -1600,7 +1600,7 @@ class ScopeResolver:
         self._tree, self._text = tree, text
         self._local_tables: dict[str, tuple[dict[tuple[int, int], FuncDef], bool]] = {}
         #: per module (by id of its summary), `multitype_overloads` of it
-        self._overloads: dict[int, dict[str, list[str]]] = {}
+        self._overloads: dict[int, tuple[ModuleInfo, dict[str, list[str]]]] = {}
         #: (id of a call, id of an overload) pairs `_callees` reached by a mapper call
         self.mapped: set[tuple[int, int]] = set()
         if text is not None and self._edges is None:
@@ -2523,10 +2523,10 @@ class ScopeResolver:
 
 
     def _overloads_of(self, info: ModuleInfo) -> dict[str, list[str]]:
-        found = self._overloads.get(id(info))
-        if found is None:
-            found = self._overloads[id(info)] = multitype_overloads(info)
-        return found
+        hit = self._overloads.get(id(info))
+        if hit is None or hit[0] is not info:  # (the summary kept: its id is not reused)
+            hit = self._overloads[id(info)] = (info, multitype_overloads(info))
+        return hit[1]
 
     def _overloads_reached(
         self, info: ModuleInfo, fn: FuncDef, node: ast.Call, overloads: dict[str, list[str]]
