@@ -245,8 +245,8 @@ class _Run:
                     entry = self.edges(fk, owner, key)
                 new.edges[ekey] = entry
             _key, path, calls = entry
-            for line, col, end_line, end_col, t_fk, t_qual, t_owner, constexpr in calls:
-                if constexpr:
+            for line, col, end_line, end_col, t_fk, t_qual, t_owner, how in calls:
+                if how == "constexpr":
                     known = scopes.get(t_fk)
                     if known is None:
                         scopes[t_fk] = [t_qual, "constexpr", level, [], set()]
@@ -258,7 +258,7 @@ class _Run:
                     known = scopes[t_fk] = [t_qual, "helper", level, [], set()]
                 elif level == "strict":
                     known[2] = "strict"
-                if known[1] in SITED_KINDS:
+                if known[1] in SITED_KINDS and how != "mapped":
                     skey = (path, line, col, qual)
                     if skey not in known[4]:
                         known[4].add(skey)
@@ -287,12 +287,14 @@ def _edges(
     out: list[Edge] = []
     calls: list[ast.Call] = []
     for call, (t_info, t_qual, t_fn, t_owner) in resolver._callees(info, fn, owner):
-        how = callee_treatment(t_fn, t_info)
+        how: str = callee_treatment(t_fn, t_info)
         if how == "skip":
             continue
+        if how == "follow" and (id(call), id(t_fn)) in resolver.mapped:
+            how = "mapped"
         t_fk = _fn_key(t_info, t_fn)
         objects.setdefault(t_fk, (t_info, t_fn))
-        out.append((*call_position(call, info), t_fk, t_qual, t_owner, how == "constexpr"))
+        out.append((*call_position(call, info), t_fk, t_qual, t_owner, how))
         calls.append(call)
     if nodes is not None:
         nodes[(fk, owner)] = (fn, calls)

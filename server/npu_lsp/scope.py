@@ -1557,8 +1557,10 @@ def _jit_config_level(arg: ast.expr, info: ModuleInfo) -> Level | None:
 #: A function, by where it is defined: (module, line, column of its `def`).
 FnKey = tuple[str, int, int]
 #: A resolved call: (line, column, end line, end column, callee, callee qualname, owner,
-#: whether the callee is a `@constexpr` function: a scope of its own, never walked into).
-Edge = tuple[int, int, int, int, FnKey, str, "str | None", bool]
+#: how it is treated: "follow", "constexpr" (a `@constexpr` function: a scope of its own,
+#: never walked into) or "mapped" (an overload of a `MultitypeFuncGraph` the call hands to a
+#: mapper: followed, but the call is no call site of it, its arguments are not the overload's).
+Edge = tuple[int, int, int, int, FnKey, str, "str | None", str]
 #: A compiled root: (qualname, function, kind, level, owning class or None).
 Root = tuple[str, FnKey, str, Level, "str | None"]
 
@@ -1675,6 +1677,10 @@ class ScopeResolver:
         self._key = key
         self._tree, self._text = tree, text
         self._local_tables: dict[str, tuple[dict[tuple[int, int], FuncDef], bool]] = {}
+        #: per module (by id of its summary), `multitype_overloads` of it
+        self._overloads: dict[int, tuple[ModuleInfo, dict[str, list[str]]]] = {}
+        #: (id of a call, id of an overload) pairs `_callees` reached by a mapper call
+        self.mapped: set[tuple[int, int]] = set()
         if text is not None and self._edges is None:
             self._find_call_lines(tree, text, def_lines)
         self._resolve([self.info])
@@ -1701,6 +1707,8 @@ class ScopeResolver:
         self._edges = None
         self._key = None
         self._local_tables = {}
+        self._overloads = {}
+        self.mapped = set()
         self.workspace = workspace
         if resolve:
             self._resolve(list(workspace.modules()), seeds=False)
@@ -1840,6 +1848,7 @@ class ScopeResolver:
         pending: list[tuple[ModuleInfo, ClassInfo]] = []
         for info in self._reachable_modules():
             names.update(info.functions)
+            names.update(self._overloads_of(info))  # `ops.partial(_opt, lr)`: reaches `_opt`'s overload
             pending.extend((info, cls) for cls in info.classes.values())
             # `adder = make()`: a call of `adder` may reach the function `make` returns
             names.update(a for a in info.instances if self._bound_closure(info, a))
@@ -2103,7 +2112,7 @@ class ScopeResolver:
                 if how == "constexpr":
                     self._add(t_fn, t_qual, "constexpr", level, None)
                     continue
-                site = CallSite(info.path, *pos, qual, call, fn)
+                site = None if how == "mapped" else CallSite(info.path, *pos, qual, call, fn)
                 self._add(t_fn, t_qual, "helper", level, site)
                 work.append((t_info, t_fn, level, t_owner, t_qual))
 
@@ -2142,7 +2151,9 @@ class ScopeResolver:
                 return found
         out: list[Any] = []
         for call, (t_info, t_qual, t_fn, t_owner) in self._callees(info, fn, owner):
-            how = callee_treatment(t_fn, t_info)
+            how: str = callee_treatment(t_fn, t_info)
+            if how == "follow" and (id(call), id(t_fn)) in self.mapped:
+                how = "mapped"
             if how != "skip":
                 out.append((call, call_position(call, info), t_info, t_qual, t_fn, t_owner, how))
         return out
@@ -2170,7 +2181,7 @@ class ScopeResolver:
                 if nodes is None:
                     return None
         out: list[Any] = []
-        for n, (line, col, end_line, end_col, t_fk, t_qual, t_owner, constexpr) in enumerate(calls):
+        for n, (line, col, end_line, end_col, t_fk, t_qual, t_owner, how) in enumerate(calls):
             pos = (line, col, end_line, end_col)
             target = self._local_function(t_fk) if t_fk[0] == self.info.module else (
                 self._edges.function(self.workspace, t_fk)
@@ -2183,7 +2194,6 @@ class ScopeResolver:
                 call = nodes.get(pos) if nodes is not None else None
             if local and call is None:
                 return None
-            how = "constexpr" if constexpr else "follow"
             out.append((call, pos, target[0], t_qual, target[1], t_owner, how))
         return out
 
@@ -2451,7 +2461,10 @@ class ScopeResolver:
         if fn.decorator_list:
             calls = self._without_unwrapped_decorators(info, fn, calls)
         closure = bool(info.enclosing or info.local_wraps) and (fn.lineno, fn.col_offset)
+        overloads = self._overloads_of(info)
         for node in calls:
+            if overloads:
+                yield from self._overloads_reached(info, fn, node, overloads)
             f = node.func
             if type(f) is ast.Name and f.id in local_defs:
                 yield node, (info, f"{info.module}.<locals>.{f.id}", local_defs[f.id], owner)
@@ -2585,6 +2598,70 @@ class ScopeResolver:
                 q = info.resolve(f)
                 if q and (hit := self._function(q)):
                     yield node, (hit[0], q, hit[1], None)
+
+
+    def _overloads_of(self, info: ModuleInfo) -> dict[str, list[str]]:
+        hit = self._overloads.get(id(info))
+        if hit is None or hit[0] is not info:  # (the summary kept: its id is not reused)
+            hit = self._overloads[id(info)] = (info, multitype_overloads(info))
+        return hit[1]
+
+    def _overloads_reached(
+        self, info: ModuleInfo, fn: FuncDef, node: ast.Call, overloads: dict[str, list[str]]
+    ) -> Iterator[tuple[ast.Call, tuple[ModuleInfo, str, FuncDef, str | None]]]:
+        """The overloads of the module's `MultitypeFuncGraph`s `node` calls (`_opt(lr, p, g)`)
+        or hands to a mapper (`self.hyper_map(ops.partial(_opt, lr), params, grads)`,
+        `ops.Map()(_opt, xs)`): compiled code compiles them (measured, written/heldout36d
+        probes `fix36c_hm_*`: `param.name` in the overload fails as in `construct`). A mapped
+        call is no call site of the overload (its arguments are not the overload's)."""
+        f = node.func
+        for name in multitype_references(node):
+            if name not in overloads or _is_parameter(fn, name):
+                continue
+            direct = type(f) is ast.Name and f.id == name
+            for fname in overloads[name]:
+                t_fn = info.functions[fname]
+                if not direct:
+                    self.mapped.add((id(node), id(t_fn)))
+                yield node, (info, f"{info.module}.{fname}", t_fn, None)
+
+
+def multitype_overloads(info: ModuleInfo) -> dict[str, list[str]]:
+    """The module's functions registered on a `MultitypeFuncGraph` of it (`@_opt.register(
+    "Tensor", "Tensor")` on `def _update(...)`), by the graph's name, for a graph with one
+    registration: MindSpore compiles only the overload whose types match the call (probe
+    `fix36c_hm_unused_overload_clean`: a "Number" overload refusing `param.name`, never
+    matched, compiles), which is told for certain only when there is one."""
+    found: dict[str, list[str]] = {}
+    for fname, fn in info.functions.items():
+        for dec in fn.decorator_list:
+            if (
+                type(dec) is ast.Call
+                and type(dec.func) is ast.Attribute
+                and dec.func.attr == "register"
+                and type(dec.func.value) is ast.Name
+                and dec.args
+                and all(type(a) is ast.Constant and isinstance(a.value, str) for a in dec.args)
+            ):
+                found.setdefault(dec.func.value.id, []).append(fname)
+    return {g: fs for g, fs in found.items() if len(fs) == 1}
+
+
+def multitype_references(node: ast.Call) -> Iterator[str]:
+    """The names `node` calls or hands over as a function: `g(...)`, `m(g, ...)`,
+    `m(ops.partial(g, ...), ...)`."""
+    if type(node.func) is ast.Name:
+        yield node.func.id
+    for arg in node.args:
+        if type(arg) is ast.Name:
+            yield arg.id
+        elif (
+            type(arg) is ast.Call
+            and arg.args
+            and type(arg.args[0]) is ast.Name
+            and (type(arg.func) is ast.Attribute and arg.func.attr == "partial" or type(arg.func) is ast.Name and arg.func.id == "partial")
+        ):
+            yield arg.args[0].id
 
 
 def _argument_instance(info: ModuleInfo, fn: FuncDef, owner: str | None, name: str) -> str | None:

@@ -23,7 +23,7 @@ from typing import Any
 
 from npu_lsp.astutil import BLOCK_FIELDS, FIELDS, fields
 from npu_lsp.columns import LineColumns
-from npu_lsp.scope import ClassInfo, FuncDef, ModuleInfo
+from npu_lsp.scope import ClassInfo, FuncDef, ModuleInfo, multitype_overloads
 
 _FUNCTIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef})
 _DEFINITIONS = _FUNCTIONS | {ast.ClassDef}
@@ -62,8 +62,11 @@ class _Pruner:
     function listed both in its parent's body and in `ModuleInfo.functions` stays one
     object (resolution tells functions apart by identity)."""
 
-    def __init__(self, text: str | None = None) -> None:
+    def __init__(self, text: str | None = None, graphs: frozenset[str] = frozenset()) -> None:
         self.memo: dict[int, Any] = {}
+        #: the module's `MultitypeFuncGraph`s with an overload: a call naming one as an
+        #: argument keeps that name (`ops.partial(_opt, lr)` reaches `_opt`'s overload)
+        self.graphs = graphs
         #: `_paren_marks` of the text the tree was parsed from (None: not known)
         self.marks = _paren_marks(text)
 
@@ -178,10 +181,14 @@ class _Pruner:
                             break
                     else:
                         inner = None
+                kept = self.calls(inner) if inner else []
+                if self.graphs and node.args:
+                    graphs = self.graphs
+                    kept.extend(a for a in node.args if type(a) is name_t and a.id in graphs)
                 copy = _new(call_t)
                 copy.__dict__ = {  # as `ast.Call(func=..., ...)` sets them, in this order
                     "func": node.func,
-                    "args": self.calls(inner) if inner else [],
+                    "args": kept,
                     "keywords": [],
                     "lineno": node.lineno,
                     "col_offset": node.col_offset,
@@ -263,7 +270,7 @@ def portable(info: ModuleInfo, text: str | None = None) -> ModuleInfo:
     """`info` with pruned copies instead of tree nodes (see the module docstring). With the
     file's `text` (the text its tree was parsed from), the column converter keeps only
     the lines of kept calls, and statements whose lines hold no `(` are dropped unread."""
-    pr = _Pruner(text)
+    pr = _Pruner(text, frozenset(multitype_overloads(info)))
     functions = {name: pr.definition(fn) for name, fn in info.functions.items()}
     classes: dict[str, ClassInfo] = {}
     for name, cls in info.classes.items():

@@ -48,6 +48,7 @@ from npu_lsp.rules.graphmode.abstract import (
     ops_function_dtype,
 )
 from npu_lsp.rules.graphmode.helpers import own_statements, returns_in
+from npu_lsp.rules.graphmode.optimizer_facts import GET_LR, inherits_optimizer_method
 from npu_lsp.rules.graphmode.result_kinds import CONST_FUNCTIONS as _SHAPE_FUNCS
 from npu_lsp.rules.graphmode.result_kinds import CONST_METHODS as _CONST_METHODS
 from npu_lsp.rules.graphmode.result_kinds import CONST_PRIMITIVES as _CONST_PRIMITIVES
@@ -2992,6 +2993,12 @@ class Analyzer:
                 return Kind.VAR if recv.dynamic else recv
             if isinstance(f.value, ast.Name) and f.value.id == "self":
                 returned = self._return_kind(e, fn, self._own_method(fn, method))
+                if returned is None and method == GET_LR and self._optimizer_get_lr(fn):
+                    # `nn.Optimizer.get_lr()`: the learning-rate Parameter, or a tensor computed
+                    # from it (a schedule, a list of rates); never a Python constant (measured,
+                    # written/heldout36d probes `fix36c_lr_*`: its `.asnumpy()` is refused
+                    # under STRICT as a tensor's)
+                    return Kind.TENSOR
                 return returned if returned is not None else self._arg_kind(e, fn)
             if (
                 isinstance(f.value, ast.Attribute)
@@ -3179,6 +3186,11 @@ class Analyzer:
                     if isinstance(st, (ast.AsyncFunctionDef, ast.ClassDef)) and st.name in defs:
                         defs[st.name] = None
         return defs.get(name)
+
+    def _optimizer_get_lr(self, fn: _Fn) -> bool:
+        """Is `self.get_lr()` in `fn` MindSpore's own, of an `nn.Optimizer` subclass?"""
+        cls = self.owner_class(fn.func)
+        return cls is not None and inherits_optimizer_method(cls.name, GET_LR, self.ctx.scopes.info.classes)
 
     def _own_method(self, fn: _Fn, name: str) -> ast.FunctionDef | None:
         """The method `name` of the class whose method `fn` is, when no class of the file

@@ -19,6 +19,8 @@ from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.parameter_receivers import (
     LAYER_PARAMETERS,
     argument_parameter,
+    lr_parameter,
+    mapped_parameter,
     module_cell,
     module_cell_parameter,
     module_held_parameter,
@@ -164,7 +166,18 @@ class JitForbiddenApi(GraphRule):
     step a `LearningRateSchedule` subclass's `construct` is given when an instance of it is
     given to an optimizer (`global_step.asnumpy()`; measured, written/heldout25a
     `lr_numpy_schedule_in_construct` and probes `fix25c_lr_*`: refused at LAX as on `self.w`;
-    the schedule called directly with a tensor step compiles). A Parameter bound directly to a
+    the schedule called directly with a tensor step compiles). The learning rate of an
+    `nn.Optimizer` subclass is such a Parameter too when every construction gives it a
+    number (or `Tensor(number)`): `self.get_lr().asnumpy()`, `lr = self.get_lr();
+    float(lr.asnumpy())`, `self.learning_rate.asnumpy()` (measured, written/heldout36d
+    `optsched_lr_asnumpy_in_construct`, probes `fix36c_lr_*`; with a schedule or a list of
+    rates `get_lr()` computes a tensor and LAX compiles it), and so is the parameter of a
+    `MultitypeFuncGraph` overload that compiled code maps over `self.parameters`
+    (`self.hyper_map(ops.partial(_opt, lr), self.parameters, grads)`, `self.map_(...)`) or
+    calls with a loop's Parameter (`_opt(lr, p, g)`; probes `fix36c_hm_*`).
+    `getattr(p, "name")` with a constant name reads the attribute as `p.name` does (flagged
+    alike, even unread; `getattr(p, "name", "")` with a default compiles; probes
+    `fix36c_getattr_*`). A Parameter bound directly to a
     module-level name is not flagged: measured, its attribute reads compile. Nor is a loop
     over a list `trainable_params()` returned in a file that freezes Parameters
     (`p.requires_grad = False`): that list leaves frozen Parameters out, and a loop over the
@@ -369,23 +382,9 @@ class JitForbiddenApi(GraphRule):
 
 
     def _attribute_reads(self, tree: ast.Module, ctx: Context) -> Iterable[Diagnostic]:
-        text = ctx.text
-        # the pattern starts at a dot (cheap to scan): without a hit nothing is walked; nor
-        # without one of its `.<name>` in the text (most names are no word of it: a lookup)
-        # A match is `.` and one of the names as a whole word (`\b` after it; every name is
-        # an identifier): in an ASCII text, where the file's words are counted, the pattern
-        # is searched only when one of the names is a word of the text (`.set_` in
-        # `ms.set_context` passed the substring test, and the search cost 2.7 M instructions)
-        words = ctx.text_words()
-        if words is not None:
-            # a match is `.` and a name that is a whole word of the text, spelled so: without
-            # any such spelling (a name written only as `name=`, say) there is nothing to
-            # search for (a substring test per word present costs a fraction of the search)
-            if not any("." + n in text for n in _refused_names() if n in words):
-                return
-        elif not any(ctx.mentions("." + n) for n in _refused_names()):
-            return
-        if _refused_pattern().search(text) is None:
+        reads = _reads_refused_name(ctx)
+        getattrs = _getattr_of_refused_name(ctx)
+        if not (reads or getattrs):
             return
         for fn in ast.walk(tree):
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -394,10 +393,53 @@ class JitForbiddenApi(GraphRule):
             if scope is None:
                 continue
             for node in ast.walk(fn):
-                if isinstance(node, ast.Attribute):
-                    for d in self._attribute(node, fn, ctx):
-                        if not in_dead_branch(ctx, scope.function, d.span):
-                            yield d
+                if reads and isinstance(node, ast.Attribute):
+                    found: Iterable[Diagnostic] = self._attribute(node, fn, ctx)
+                elif getattrs and type(node) is ast.Call:
+                    found = self._getattr_read(node, fn, ctx)
+                else:
+                    continue
+                for d in found:
+                    if not in_dead_branch(ctx, scope.function, d.span):
+                        yield d
+
+    def _getattr_read(self, node: ast.Call, fn: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        """`getattr(p, "name")` of a Parameter: the graph resolves a constant attribute name
+        as `p.name` and refuses it alike (measured, written/heldout36d `r2_param_name_getattr`,
+        probes `fix36c_getattr_*`, `requires_grad` too); with a default, `getattr(p, "name",
+        "")`, it compiles."""
+        f = node.func
+        if not (isinstance(f, ast.Name) and f.id == "getattr" and len(node.args) == 2 and not node.keywords):
+            return
+        a = analyzer(ctx)
+        key: ast.expr | None = node.args[1]
+        if isinstance(key, ast.Name):
+            key = a.single_assignment(key.id, fn)  # `attr = "name"` (probe `fix36c_getattr_key_const_name_var`)
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            return
+        refused = calls_table.refused_attributes()["parameter_attributes"]
+        attr = key.value
+        if attr not in refused or ctx.qualname(f) not in (None, "builtins.getattr", "getattr"):
+            return
+        # (unlike `n = self.w.name`, `n = getattr(self.w, "name")` fails with `n` never read:
+        # probe `fix36c_getattr_name_unused`)
+        recv = node.args[0]
+        info = a.self_info(a.owner_class(fn))
+        if not (
+            _is_parameter(recv, info)
+            or parameter_element(recv, ctx, fn)
+            or module_cell_parameter(recv, ctx, fn)
+            or _passed_parameter(recv, fn, ctx, info)
+            or step_parameter(recv, ctx, fn)
+            or lr_parameter(recv, ctx, fn)
+            or mapped_parameter(recv, ctx, fn)
+        ):
+            return
+        yield ctx.diagnostic(
+            self,
+            node,
+            f"`getattr(..., {attr!r})` of a Parameter reads `Parameter.{attr}`, which cannot be used in compiled code (MindSpore: {refused[attr].split(': ', 1)[-1][:120]})",
+        )
 
     def _attribute(self, node: ast.Attribute, fn: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         """Reading an attribute MindSpore refuses on a Parameter (`self.w.name`,
@@ -441,6 +483,8 @@ class JitForbiddenApi(GraphRule):
             or module_cell_parameter(recv, ctx, fn)
             or _passed_parameter(recv, fn, ctx, info)
             or step_parameter(recv, ctx, fn)
+            or lr_parameter(recv, ctx, fn)
+            or mapped_parameter(recv, ctx, fn)
         ):
             what = f"Parameter.{attr}"
             said = refused["parameter_attributes"][attr]
@@ -609,6 +653,41 @@ def _refused_names() -> tuple[str, ...]:
 @functools.cache
 def _refused_pattern() -> re.Pattern[str]:
     return re.compile(r"\.(?:" + literal_alternation(_refused_names()) + r")\b")  # (as a trie: 2.3x faster)
+
+
+def _reads_refused_name(ctx: Context) -> bool:
+    """Could the file read a refused attribute as `.<name>` (a cheap test of its text)?"""
+    text = ctx.text
+    # the pattern starts at a dot (cheap to scan): without a hit nothing is walked; nor
+    # without one of its `.<name>` in the text (most names are no word of it: a lookup)
+    # A match is `.` and one of the names as a whole word (`\b` after it; every name is
+    # an identifier): in an ASCII text, where the file's words are counted, the pattern
+    # is searched only when one of the names is a word of the text (`.set_` in
+    # `ms.set_context` passed the substring test, and the search cost 2.7 M instructions)
+    words = ctx.text_words()
+    if words is not None:
+        # a match is `.` and a name that is a whole word of the text, spelled so: without
+        # any such spelling (a name written only as `name=`, say) there is nothing to
+        # search for (a substring test per word present costs a fraction of the search)
+        if not any("." + n in text for n in _refused_names() if n in words):
+            return False
+    elif not any(ctx.mentions("." + n) for n in _refused_names()):
+        return False
+    return _refused_pattern().search(text) is not None
+
+
+def _getattr_of_refused_name(ctx: Context) -> bool:
+    """Could the file read a refused Parameter attribute as `getattr(p, "<name>")`? Its
+    text must call `getattr(` and quote one of the names (rare: a word test first)."""
+    if not ctx.mentions("getattr("):
+        return False
+    words = ctx.text_words()
+    text = ctx.text
+    return any(
+        f'"{n}"' in text or f"'{n}'" in text
+        for n in calls_table.refused_attributes()["parameter_attributes"]
+        if words is None or n in words
+    )
 
 
 #: Cell methods returning the sub-cells as a Python container built at run time

@@ -22,6 +22,8 @@ from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode import constructed
 from npu_lsp.rules.graphmode.flow import analyzer, makes_parameter
 from npu_lsp.rules.graphmode.helpers import file_mentions
+from npu_lsp.rules.graphmode.optimizer_facts import GET_LR, inherits_optimizer_method
+from npu_lsp.scope import multitype_references
 
 #: calls whose result is a tuple/list of the network's Parameter objects
 _PARAM_LIST_METHODS = frozenset(
@@ -607,3 +609,211 @@ def _given_to_optimizers(ctx: Context) -> frozenset[str]:
                 found.add(name)
     hit = ctx.cache[key] = frozenset(found)
     return hit
+
+
+def lr_parameter(recv: ast.expr, ctx: Context, fn: ast.AST) -> bool:
+    """Is `recv` the learning-rate Parameter: `self.get_lr()` (or a name bound only to it) in
+    a subclass of `nn.Optimizer` not defining `get_lr` itself, every construction of which
+    gives a constant number as learning rate? For such a rate `nn.Optimizer` keeps
+    `self.learning_rate = Parameter(...)` and `get_lr()` returns that Parameter, so reading
+    a refused Parameter attribute of it fails at LAX as on `self.w` (measured,
+    written/heldout36d `optsched_lr_asnumpy_in_construct` and probes `fix36c_lr_*`: "the
+    'Parameter' object's method 'asnumpy' is not supported"). A schedule or a list of
+    rates makes `get_lr()` compute a tensor, which LAX runs by JIT Fallback."""
+    if not (ctx.mentions(GET_LR) or ctx.mentions(_LR)):
+        return False
+    a = analyzer(ctx)
+    if isinstance(recv, ast.Name):
+        bound = a.single_assignment(recv.id, fn)
+        if bound is None:
+            return False
+        recv = bound
+    cls = a.owner_class(fn)
+    if cls is None:
+        return False
+    if isinstance(recv, ast.Attribute):
+        # `self.learning_rate` itself, when the class leaves it to `nn.Optimizer.__init__`
+        # (probe `fix36c_lr_asnumpy_attr`)
+        if not (
+            recv.attr == _LR
+            and isinstance(recv.value, ast.Name)
+            and recv.value.id == "self"
+            and _LR not in a.self_info(cls).assigned
+        ):
+            return False
+    else:
+        f = recv.func if isinstance(recv, ast.Call) and not recv.args and not recv.keywords else None
+        if not (isinstance(f, ast.Attribute) and f.attr == GET_LR and isinstance(f.value, ast.Name) and f.value.id == "self"):
+            return False
+        if not inherits_optimizer_method(cls.name, GET_LR, ctx.scopes.info.classes):
+            return False
+    if not _optimizer_subclass(cls, ctx):
+        return False
+    key = ("parameter-receivers:constant-lr", cls.name)
+    hit = ctx.cache.get(key)
+    if hit is None:
+        hit = ctx.cache[key] = _constant_learning_rate(cls, ctx)
+    return bool(hit)
+
+
+def _constant_learning_rate(cls: ast.ClassDef, ctx: Context) -> bool:
+    """Does every construction of the file's optimizer class `cls` give `nn.Optimizer` a
+    constant number as learning rate (through `super().__init__(learning_rate, params)`)?
+    False when that cannot be told (no construction seen, a base of the file in between)."""
+    info = ctx.scopes.info.classes.get(cls.name)
+    if info is None:
+        return False
+    direct = [b.rsplit(".", 1)[-1] for b in info.bases if b.startswith("mindspore.")]
+    if len(direct) != 1 or len(info.bases) != 1:
+        return False
+    # `nn.Optimizer(learning_rate, parameters, ...)`; the built-in ones take `params` first
+    lr_at = 0 if direct[0] == "Optimizer" else 1
+    init = info.methods.get("__init__")
+    if init is None:
+        # the base's `__init__` takes the constructions' arguments
+        return _every_construction_gives_number(cls.name, lr_at, None, ctx)
+    given = _super_init_argument(init, lr_at)
+    if given is None:
+        return False
+    if _number(given, ctx):
+        return True
+    names = [a.arg for a in init.args.args[1:]]
+    if not isinstance(given, ast.Name) or given.id not in names or analyzer(ctx).rebinds(given.id, init):
+        return False
+    at = names.index(given.id)
+    defaults = init.args.defaults
+    first_default = len(names) - len(defaults)
+    default = defaults[at - first_default] if at >= first_default else None
+    return _every_construction_gives_number(cls.name, at, default, ctx, given.id)
+
+
+def _super_init_argument(init: ast.FunctionDef | ast.AsyncFunctionDef, at: int) -> ast.expr | None:
+    """The learning rate `init` gives `super().__init__(...)` (position `at` or keyword)."""
+    for st in init.body:
+        call = st.value if isinstance(st, ast.Expr) else None
+        if not (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "__init__"
+            and isinstance(call.func.value, ast.Call)
+            and isinstance(call.func.value.func, ast.Name)
+            and call.func.value.func.id == "super"
+        ):
+            continue
+        kw = next((k.value for k in call.keywords if k.arg == "learning_rate"), None)
+        if kw is not None:
+            return kw
+        return call.args[at] if len(call.args) > at and not any(isinstance(a, ast.Starred) for a in call.args) else None
+    return None
+
+
+def _every_construction_gives_number(
+    cls_name: str, at: int, default: ast.expr | None, ctx: Context, keyword: str = "learning_rate"
+) -> bool:
+    """Is there a construction `Cls(...)` in the file, and does each give a number at
+    position `at` (or as `keyword`), or leave it to a number `default`?"""
+    found = False
+    for node in ast.walk(ctx.tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == cls_name):
+            continue
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return False
+        value = next((k.value for k in node.keywords if k.arg == keyword), None)
+        if value is None:
+            value = node.args[at] if len(node.args) > at else default
+        if value is None or not _number(value, ctx):
+            return False
+        found = True
+    return found
+
+
+def _number(e: ast.expr, ctx: Context) -> bool:
+    """A number literal (`0.1`, `-1e-3`) or a tensor of one (`Tensor(0.1, ms.float32)`):
+    `nn.Optimizer` keeps either as a Parameter (probe `fix36c_lr_asnumpy_tensor_lr`)."""
+    if isinstance(e, ast.Call) and len(e.args) in (1, 2) and ctx.qualname(e.func) in _TENSOR_CLASSES:
+        e = e.args[0]
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+        e = e.operand
+    return isinstance(e, ast.Constant) and type(e.value) in (int, float)
+
+
+def _optimizer_subclass(cls: ast.ClassDef, ctx: Context) -> bool:
+    """Does `cls` derive from `nn.Optimizer` or a built-in optimizer (by way of the file)?"""
+    return inherits_optimizer_method(cls.name, "", ctx.scopes.info.classes)
+
+
+#: the attribute `nn.Optimizer.__init__` keeps the learning rate in
+_LR = "learning_rate"
+_TENSOR_CLASSES = frozenset({"mindspore.Tensor", "mindspore.common.tensor.Tensor"})
+
+
+def mapped_parameter(recv: ast.expr, ctx: Context, fn: ast.AST) -> bool:
+    """Is `recv` a parameter of an overload of a `MultitypeFuncGraph` (`@_opt.register(...)
+    def _update(lr, param, grad)`) that every use of the graph in compiled code fills with a
+    Parameter: an element of a container of Parameters it maps the overload over
+    (`self.hyper_map(ops.partial(_opt, lr), self.parameters, grads)`, `self.map_(...)`) or
+    one it passes directly (`_opt(lr, p, g)` in `for p, g in zip(self.parameters, grads)`)?
+    Measured (written/heldout36d `r2_param_name_in_hypermap_fn`, probes `fix36c_hm_*`):
+    `param.name` there fails at both levels as on `self.w`."""
+    if not (isinstance(recv, ast.Name) and isinstance(fn, ast.FunctionDef) and fn.decorator_list):
+        return False
+    graph = next(
+        (
+            d.func.value.id
+            for d in fn.decorator_list
+            if isinstance(d, ast.Call)
+            and isinstance(d.func, ast.Attribute)
+            and d.func.attr == "register"
+            and isinstance(d.func.value, ast.Name)
+        ),
+        None,
+    )
+    names = [a.arg for a in fn.args.args]
+    if graph is None or recv.id not in names or analyzer(ctx).rebinds(recv.id, fn):
+        return False
+    at = names.index(recv.id)
+    uses = _graph_uses(graph, ctx)
+    return bool(uses) and all(_fills_with_parameter(call, caller, graph, at, ctx) for call, caller in uses)
+
+
+def _graph_uses(graph: str, ctx: Context) -> list[tuple[ast.Call, ast.AST]]:
+    """The calls of compiled code that call or hand over the module's `graph` (by name)."""
+    key = ("parameter-receivers:graph-uses", graph)
+    hit: list[tuple[ast.Call, ast.AST]] | None = ctx.cache.get(key)
+    if hit is None:
+        hit = ctx.cache[key] = []
+        for fn in ast.walk(ctx.tree):
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and ctx.scopes.scope_for(fn) is not None:
+                hit.extend(
+                    (node, fn)
+                    for node in ast.walk(fn)
+                    if isinstance(node, ast.Call) and not _partial(node) and graph in multitype_references(node)
+                )
+    return hit
+
+
+def _fills_with_parameter(call: ast.Call, caller: ast.AST, graph: str, at: int, ctx: Context) -> bool:
+    """Does `call` give the overload's parameter `at` a Parameter?"""
+    if any(isinstance(a, ast.Starred) for a in call.args):
+        return False
+    if isinstance(call.func, ast.Name) and call.func.id == graph:
+        return at < len(call.args) and parameter_element(call.args[at], ctx, caller)
+    for j, arg in enumerate(call.args):
+        bound = 0
+        if isinstance(arg, ast.Call) and arg.args and isinstance(arg.args[0], ast.Name) and arg.args[0].id == graph:
+            if arg.keywords:
+                return False
+            bound = len(arg.args) - 1  # `ops.partial(_opt, lr)` binds the first ones
+        elif not (isinstance(arg, ast.Name) and arg.id == graph):
+            continue
+        if at < bound:
+            return False
+        seq = j + 1 + at - bound
+        return seq < len(call.args) and is_parameter_container(call.args[seq], ctx, caller)
+    return False
+
+
+def _partial(call: ast.Call) -> bool:
+    """`ops.partial(...)` / `functools.partial(...)`: read as an argument of the call it is in."""
+    f = call.func
+    return (isinstance(f, ast.Attribute) and f.attr == "partial") or (isinstance(f, ast.Name) and f.id == "partial")

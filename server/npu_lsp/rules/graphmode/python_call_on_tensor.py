@@ -83,7 +83,11 @@ class PythonCallOnTensor(GraphRule):
     `Cls.items.append(v)` / `.extend(...)` on a list bound in the body of a class of the module
     (a Cell or a plain class; through `self.items`, on a module-level list, and reads compile);
     `v in t` / `v not in t` with a tensor `t` on the right (`0 in labels`; a shape or a dict
-    there compiles); `Tensor(data)` whose data holds graph variables (`Tensor(t.max().item())`,
+    there compiles); `Tensor(t)` of a tensor the graph computes (an input, a Parameter, an
+    op's result: `Tensor(ops.pow(decay, step), ms.float32)`; written/heldout36d
+    `r2_sched_tensor_ctor_from_variable`, probes `fix36c_tc_*`; a tensor MindSpore folds,
+    `Tensor(ops.ones(()) * 0.5)`, or a plain tensor `__init__` keeps on `self` compiles);
+    `Tensor(data)` whose data holds graph variables (`Tensor(t.max().item())`,
     `Tensor([t.sum(), t.mean()])`, arithmetic of a number read from a tensor
     (`ms.Tensor((int(p) + 1) % k, ms.int32)`; written/heldout34b probes `fix34d_rt_*`),
     elements of a tensor `Tensor([x[0, 0], x[1, 1]])`, a list of
@@ -419,6 +423,9 @@ class PythonCallOnTensor(GraphRule):
             # with that dimension declared `None` by `set_inputs`: measured, probes
             # `fix25c_dyn_tensor_of_batch`, `fix25c_dyn_list_mul_batch`)
             found = next((i for i in items if _dynamic_size_in(i, a, ctx)), None)
+        if found is None and _runtime_tensor(data, a, ctx):
+            # `Tensor(t)` of a tensor the graph computes (an input, a Parameter, an op's result)
+            found = data
         if found is None and isinstance(data, ast.Name) and _data_joined_under_tensor_if(data, a, ctx):
             yield ctx.diagnostic(
                 self,
@@ -1458,3 +1465,60 @@ def _through_graph_sequences(args: list[ast.expr], ctx: Context) -> list[ast.exp
         if isinstance(arg, ast.Call) and not arg.keywords and ctx.qualname(arg.func) in _SEQUENCE_BUILTINS:
             todo.extend(reversed(arg.args))
     return out
+
+
+def _runtime_tensor(data: ast.expr, a: Analyzer, ctx: Context) -> bool:
+    """Is `data` (all of `Tensor(data)`) a tensor the graph holds only at run time: an input,
+    a Parameter, or an op's result computed from one? Measured (written/heldout36d
+    `r2_sched_tensor_ctor_from_variable`, probes `fix36c_tc_*`): `Tensor(step)`,
+    `Tensor(global_step * 2)`, `Tensor(ops.pow(d, step))`, `Tensor(self.w)` of a Parameter
+    fail under STRICT ("the inputs should be constant, but found variable 'input_data'"); a
+    tensor MindSpore folds (`Tensor(Tensor(0.5))`, `Tensor(ops.ones(()) * 0.5)`) or a plain
+    tensor `__init__` keeps on `self` (`Tensor(self.t)`) compiles, and LAX compiles them all.
+    The flow's tensor kind alone is not enough: a dict or list holding a tensor gives its
+    `get` / `count` that kind, and `mnp.arange(x.shape[0])` folds (probes `p131_*`,
+    `tensor_of_mnp_*`); only data reached from a run-time source counts."""
+    func = ctx.function
+    if func is None or a.kind(data) != Kind.TENSOR or a.folded_tensor(data) or constant_tensor(data, ctx) is not None:
+        return False
+    return _from_runtime_source(data, func, a, ctx, 0)
+
+
+def _from_runtime_source(e: ast.expr, func: ast.AST, a: Analyzer, ctx: Context, depth: int) -> bool:
+    """Is `e` a tensor input of `func`, a Parameter held on `self`, or a `mindspore` op,
+    tensor method or arithmetic of such (through names bound once in `func`)?"""
+    if depth > 6:
+        return False
+    if isinstance(e, ast.Name):
+        if e.id in _parameter_names(func):
+            return e.id != "self" and a.kind(e, func) == Kind.TENSOR
+        bound = a.single_assignment(e.id, func)
+        # bound by a loop, by unpacking, more than once (`z = np.random.randn(...)` then
+        # `z = ms.Tensor(z)`: numpy data there), or at module level: not told
+        return bound is not None and _from_runtime_source(bound, func, a, ctx, depth + 1)
+    if isinstance(e, ast.Attribute):
+        # a tensor `__init__` keeps on `self` is a constant of the graph, a Parameter is not
+        return (
+            isinstance(e.value, ast.Name)
+            and e.value.id == "self"
+            and e.attr in a.self_info(a.owner_class(func)).parameters
+        )
+    if isinstance(e, ast.BinOp):
+        return any(_from_runtime_source(x, func, a, ctx, depth + 1) for x in (e.left, e.right))
+    if isinstance(e, ast.UnaryOp):
+        return _from_runtime_source(e.operand, func, a, ctx, depth + 1)
+    if isinstance(e, ast.Call):
+        f = e.func
+        inputs = [*e.args, *(k.value for k in e.keywords)]
+        if (ctx.qualname(f) or "").startswith("mindspore.ops."):
+            return any(_from_runtime_source(x, func, a, ctx, depth + 1) for x in inputs)
+        # a Tensor method of a run-time tensor (`x.sum()`, `step.astype(...)`)
+        return isinstance(f, ast.Attribute) and _from_runtime_source(f.value, func, a, ctx, depth + 1)
+    return False
+
+
+def _parameter_names(func: ast.AST) -> set[str]:
+    args = getattr(func, "args", None)
+    if not isinstance(args, ast.arguments):
+        return set()
+    return {x.arg for x in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
