@@ -409,7 +409,12 @@ class DuplicateParameterNames(GraphRule):
         itself (`global_step`, `momentum`, `beta1_power`; `clone(prefix="accum")` beside
         `nn.SGD`'s `accum.*`), compiled into one graph with a call of that optimizer."""
         scope = ctx.scopes.scope_for(fn)
-        if scope is None or scope.kind not in ("jit", "construct"):
+        # a `construct` reached only through a jit function (PYNATIVE_MODE) is scoped as a
+        # helper; it is compiled into the jit function's graph all the same (written/heldout36d
+        # case `r2_step_accum_in_cell_attribute`, probes `fix36d_pn_*`)
+        if scope is None or scope.kind not in ("jit", "construct", "helper") or (
+            scope.kind == "helper" and fn.name != "construct"
+        ):
             return
         called = {
             _callee_key(n.func) for n in ast.walk(fn) if isinstance(n, ast.Call)
@@ -428,7 +433,7 @@ class DuplicateParameterNames(GraphRule):
                 state = _state_name(value, ctx)
                 if state is not None:
                     states.append(state)
-        elif scope.kind == "construct" and fn.name == "construct":
+        elif fn.name == "construct":
             a = analyzer(ctx)
             cls = a.owner_class(fn)
             if cls is None or not _without_prefix(cls, ctx):
