@@ -98,6 +98,7 @@ class MethodStatementOnCallResult(GraphRule):
         if type(call.func.value) is not ast.Call:
             if ctx.scope is not None and call.func.attr in _NONE_RETURNING:
                 yield from self._on_interpreted(node, call, ctx)
+                yield from self._on_plain_object(node, call, ctx)
             return
         receiver = ctx.segment(call.func.value)
         yield ctx.diagnostic(
@@ -105,6 +106,28 @@ class MethodStatementOnCallResult(GraphRule):
             call,
             f"`.{call.func.attr}(...)` as a statement on the call `{receiver}`: MindSpore rewrites it as an "
             f"assignment to the call and refuses it; bind the container to a name first",
+        )
+
+    def _on_plain_object(self, st: ast.Expr, call: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
+        """`scaler.update(finite)` on a module-level instance of a plain class of the file
+        whose `update` returns None, the name read again in the function: the rewrite binds
+        None to it (measured at LAX and STRICT: written/heldout36d case
+        `lossscale_manager_class_python_state`, probes `fix36d_ob_*`, `fix36d_ob2_*`)."""
+        assert type(call.func) is ast.Attribute
+        receiver = call.func.value
+        func = ctx.function
+        if type(receiver) is not ast.Name or type(func) is not ast.FunctionDef:
+            return
+        method = _plain_method(receiver.id, call.func.attr, func, ctx)
+        if method is None or not _read_after(receiver.id, st, func):
+            return
+        yield ctx.diagnostic(
+            self,
+            call,
+            f"MindSpore rewrites the statement `{ctx.segment(call.func)}(...)` as `{receiver.id} = "
+            f"{ctx.segment(call.func)}(...)`, and `{method.name}` returns None: `{receiver.id}` is None "
+            f"afterwards (\"'NoneType' object has no attribute ...\"); name the method otherwise "
+            f"(not `{call.func.attr}`), or have it `return self`",
         )
 
     def _on_interpreted(self, st: ast.Expr, call: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
@@ -154,6 +177,35 @@ class MethodStatementOnCallResult(GraphRule):
             f"Python's `{call.func.attr}` returns None, so `{root.id}` is None afterwards; build a dict display "
             f"(`{{**a, **b}}`, `{{\"k\": v}}`) or assign the items (`{root.id}[k] = v`)",
         )
+
+
+def _plain_method(name: str, attr: str, func: ast.FunctionDef, ctx: Context) -> ast.FunctionDef | None:
+    """The method `attr` of the plain class (no base, not a jit class) of the file that the
+    module-level `name` is an instance of (`scaler = DynamicScaler()`), when it never returns
+    a value and `func` reads `name` as that global (no parameter or store of it); else None."""
+    q = ctx.scopes.info.instances.get(name)
+    if not q:
+        return None
+    cls = next(
+        (st for st in ctx.tree.body if type(st) is ast.ClassDef and q.rsplit(".", 1)[-1] == st.name), None
+    )
+    if cls is None or cls.bases or cls.keywords or cls.decorator_list:
+        return None
+    method = next((st for st in cls.body if type(st) is ast.FunctionDef and st.name == attr), None)
+    if method is None or method.decorator_list:
+        return None
+    if any(type(r) is ast.Return and r.value is not None and not _none(r.value) for r in ast.walk(method)):
+        return None
+    a = func.args
+    if name in {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}:
+        return None
+    if any(type(n) is ast.Name and n.id == name and type(n.ctx) is not ast.Load for n in ast.walk(func)):
+        return None
+    return method
+
+
+def _none(e: ast.expr) -> bool:
+    return type(e) is ast.Constant and e.value is None
 
 
 #: Python container methods that change their receiver and return None

@@ -63,15 +63,20 @@ def _tuple_given(given: list[ast.expr], ctx: Context, forwarded: bool = False) -
 
 
 def _forwarded_tuple(arg: ast.Name, ctx: Context) -> ast.expr | None:
-    """The tuple a call's argument holds when it is a parameter of the (module-level or
-    `construct`) function making the call, passed on as it came: `clip(gradients, 1.0)` in a
-    `construct` every module-level call gives a tuple. MindSpore keeps the tuple a tuple
-    through the helper too, and a list bound to the helper's parameter under a tensor `if`
-    fails to join it (written/heldout36d case `clip_torch_style_sum_list_norms`, probes
-    `fix36d_jn_*`). One step only; a parameter rebound anywhere in the caller (before the
-    call, or in a loop around it) is left alone."""
+    """The tuple a call's argument holds when it is the gradients parameter of an
+    `nn.Optimizer` subclass's `construct`, passed on as it came: `clip(gradients, 1.0)` in
+    a `construct` every module-level call gives a tuple. There MindSpore keeps the tuple a
+    tuple through the helper too, and a list bound to the helper's parameter under a tensor
+    `if` fails to join it (written/heldout36d case `clip_torch_style_sum_list_norms`, probes
+    `fix36d_jn2_case_*`, six variants). The same helper called from a plain Cell's
+    `construct` or a jit function with a module-level tuple of tensors compiles (probes
+    `fix36d_jn_construct_param_tuple_listcomp`, `fix36d_jn_jit_param_tuple_listcomp`,
+    `fix36d_jn2_case_plain_cell`), so no other caller is followed. One step only; a
+    parameter rebound anywhere in the caller (or the call in a loop) is left alone."""
     caller = _enclosing_function(arg, ctx)
     if caller is None or arg.id not in {a.arg for a in (*caller.args.posonlyargs, *caller.args.args)}:
+        return None
+    if not _optimizer_construct(caller, ctx):
         return None
     statement = _enclosing_statement(arg, caller, ctx)
     if statement is None or any(type(p) in (ast.For, ast.While) for p in _ancestors_to(statement, caller, ctx)):
@@ -82,6 +87,14 @@ def _forwarded_tuple(arg: ast.Name, ctx: Context) -> ast.expr | None:
             return None  # rebound elsewhere in the caller: not what the calls gave
     given = _arguments(caller, arg.id, ctx)
     return _tuple_given(given, ctx, forwarded=True) if given else None
+
+
+def _optimizer_construct(fn: ast.FunctionDef, ctx: Context) -> bool:
+    """Is `fn` the `construct` of a module-level subclass of `mindspore.nn.Optimizer`?"""
+    owner = ctx.parent(fn)
+    if fn.name != "construct" or type(owner) is not ast.ClassDef or ctx.parent(owner) is not ctx.tree:
+        return False
+    return any(ctx.qualname(b) == "mindspore.nn.Optimizer" for b in owner.bases)
 
 
 def _enclosing_function(node: ast.AST, ctx: Context) -> ast.FunctionDef | None:
