@@ -404,7 +404,10 @@ class CellsInPythonList(Rule):
         read = _entries_read_in_graph(attr, used.methods, ctx)
         n = len(chosen)
         if read is None:
-            reached = range(n)  # a loop over the indexes (or any other read): every entry
+            looped = _constant_loop_keys(attr, used.methods, ctx)
+            # a loop over constant indexes (`for j in (0, 1)`) reaches those entries (probe
+            # `fix36d_cl_ifexp_none_and_one_tuple_loop`); any other read: every entry
+            reached = range(n) if looped is None else sorted({k if k >= 0 else k + n for k in looped if -n <= k < n})
         elif read[1]:
             return  # an argument as the index: which entry is not known here
         else:
@@ -656,6 +659,50 @@ def _comprehension_count(value: ast.ListComp, owner: tuple[ast.ClassDef, ast.AST
     return len(seq) if isinstance(seq, tuple) else None
 
 
+def _constant_loop_keys(attr: str, methods: Iterable[ast.AST], ctx: Context) -> set[int] | None:
+    """The indexes compiled code reads `self.<attr>` with when every read is `self.<attr>[k]`,
+    `k` an int constant or the target of a `for` over a tuple or list of int constants that
+    the loop does not rebind; None otherwise."""
+    keys: set[int] = set()
+    for m in methods:
+        if ctx.scopes.scope_for(m) is None:
+            continue
+        for n in walk(m):
+            if not (type(n) is ast.Attribute and n.attr == attr and type(n.value) is ast.Name and n.value.id == "self"):
+                continue
+            up = ctx.parent(n)
+            if type(up) is not ast.Subscript or up.value is not n:
+                return None
+            key = _folded_key(up.slice)
+            if type(key) is ast.Constant and type(key.value) is int:
+                keys.add(key.value)
+                continue
+            if type(key) is not ast.Name:
+                return None
+            loop = _loop_binding(key, m, ctx)
+            if loop is None or type(loop.iter) not in (ast.Tuple, ast.List):
+                return None
+            items = loop.iter.elts  # type: ignore[attr-defined]
+            if not all(type(x) is ast.Constant and type(x.value) is int for x in items):
+                return None
+            keys.update(x.value for x in items)
+    return keys
+
+
+def _loop_binding(key: ast.Name, method: ast.AST, ctx: Context) -> ast.For | None:
+    """The `for key in ...` around the read `key` whose target is that bare name, when
+    nothing else in `method` binds it."""
+    p = ctx.parent(key)
+    while p is not None and p is not method:
+        if type(p) is ast.For and type(p.target) is ast.Name and p.target.id == key.id:
+            stores = [
+                x for x in walk(method) if type(x) is ast.Name and x.id == key.id and type(x.ctx) is not ast.Load
+            ]
+            return p if len(stores) == 1 else None
+        p = ctx.parent(p)
+    return None
+
+
 def _chosen_turns(value: ast.ListComp, owner: tuple[ast.ClassDef, ast.AST], ctx: Context) -> list[bool] | None:
     """For `[A if <test> else B for i in range(n)]` in `__init__`: per turn, does the test take
     `A`? Known when `n` is (`_comprehension_count`) and the test reads only `i`, numbers and
@@ -746,9 +793,9 @@ def _evaluated(e: ast.expr, loop: str, i: int, init_value: Callable[[ast.expr], 
     if t is ast.Compare:
         assert isinstance(e, ast.Compare)
         left = _evaluated(e.left, loop, i, init_value)
-        for op, right_e in zip(e.ops, e.comparators, strict=True):
+        for cmp, right_e in zip(e.ops, e.comparators, strict=True):
             right = _evaluated(right_e, loop, i, init_value)
-            got = _compared(left, type(op), right)
+            got = _compared(left, type(cmp), right)
             if got is not True:
                 return got
             left = right
@@ -756,7 +803,7 @@ def _evaluated(e: ast.expr, loop: str, i: int, init_value: Callable[[ast.expr], 
     return None
 
 
-def _compared(a: object, op: type, b: object) -> bool | None:
+def _compared(a: object, op: type[ast.cmpop], b: object) -> bool | None:
     if op in (ast.In, ast.NotIn):
         if type(a) is not int or type(b) is not tuple:
             return None

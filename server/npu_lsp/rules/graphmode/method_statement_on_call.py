@@ -180,7 +180,7 @@ class MethodStatementOnCallResult(GraphRule):
 
 
 def _plain_method(name: str, attr: str, func: ast.FunctionDef, ctx: Context) -> ast.FunctionDef | None:
-    """The method `attr` of the plain class (no base, not a jit class) of the file that the
+    """The method `attr` of the plain class (no base; `@ms.jit_class` or none) of the file that the
     module-level `name` is an instance of (`scaler = DynamicScaler()`), when it never returns
     a value and `func` reads `name` as that global (no parameter or store of it); else None."""
     q = ctx.scopes.info.instances.get(name)
@@ -189,7 +189,10 @@ def _plain_method(name: str, attr: str, func: ast.FunctionDef, ctx: Context) -> 
     cls = next(
         (st for st in ctx.tree.body if type(st) is ast.ClassDef and q.rsplit(".", 1)[-1] == st.name), None
     )
-    if cls is None or cls.bases or cls.keywords or cls.decorator_list:
+    if cls is None or cls.bases or cls.keywords:
+        return None
+    # `@ms.jit_class` rewrites the same way (probe `fix36d_ob2_jit_class`)
+    if any(ctx.qualname(d) != "mindspore.jit_class" for d in cls.decorator_list):
         return None
     method = next((st for st in cls.body if type(st) is ast.FunctionDef and st.name == attr), None)
     if method is None or method.decorator_list:

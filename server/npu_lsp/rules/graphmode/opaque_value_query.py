@@ -757,6 +757,10 @@ class FallbackValueShapeQuery(GraphRule):
                     f"`ops.interpolate(..., recompute_scale_factor=True)` in a function whose `{ctx.segment(at.func)}` (line {at.lineno}) takes a number attribute it stores on `self`: LAX interprets that `{ctx.segment(at.func)}`, and MindSpore then fails inside interpolate's size computation (\"'int' object is not iterable\"); keep the counter in a Parameter, or pass `size=` instead of `scale_factor`",
                 )
                 return
+        found = _stored_attribute_sink(node, func, ctx)
+        if found is not None:
+            yield ctx.diagnostic(self, node, found)
+            return
         if (
             ctx.qualname(node.func) in _IN_PLACE
             and len(node.args) >= 2
@@ -788,6 +792,75 @@ class FallbackValueShapeQuery(GraphRule):
             why = _Opaque(ctx, tensor_index=True, typed_index=True).typed_index_sink(node, func)
         if why:
             yield ctx.diagnostic(self, node, why)
+
+
+#: in-place updates of a Parameter: measured (written/heldout36d probes `fix36d_at_*`) with a
+#: value computed from a number attribute the function stores on `self`
+_STORED_NUMBER_SINKS = frozenset({"mindspore.ops.assign", "mindspore.ops.assign_sub", "mindspore.ops.assign_add"})
+#: primitives that need both inputs of one dtype: measured with a plain Tensor attribute the
+#: function stores again (written/heldout36a case `r2_quant_observer_rebind_tensor_attr`,
+#: heldout36d probes `fix36d_at_tensor_*`, `fix36d_at2_*`); `+` promotes and compiles
+_SAME_DTYPE_PAIRS = frozenset({"mindspore.ops.minimum", "mindspore.ops.maximum"})
+
+
+def _stored_attribute_sink(node: ast.Call, func: ast.AST, ctx: Context) -> str | None:
+    """Under LAX, a `self` attribute the function stores again is read as a Python object
+    whose tensor is Float64: a Python number (`self.cur_lr = self.cur_lr * self.gamma`,
+    `self.n = self.n + 1`, read before or after the store) in the value of an in-place update
+    of a Parameter (`ops.assign(p, p - self.cur_lr * g)`: "Data type conversion is not
+    supported for a 'Parameter' ... Float32 ... Float64"), or a plain Float32 Tensor `__init__`
+    builds, read before the store (`self.m = ops.minimum(self.m, x.min())`), given to
+    `ops.minimum` / `ops.maximum` ("For primitive[Minimum], the input type must be same ...
+    Float32 ... Float64"). Measured: the same read times a tensor, returned, or added to a
+    tensor compiles; never stored in the function, or only another attribute stored, compiles."""
+    q = ctx.qualname(node.func)
+    if q in _STORED_NUMBER_SINKS:
+        if len(node.args) < 2:
+            return None
+        read = _stored_number_read(node.args[1], func, ctx, 0)
+        if read is None:
+            return None
+        return (
+            f"`{ctx.segment(read)}` is a Python number this function stores on `self`: under LAX the store runs "
+            f"as Python and the attribute is read back as a Float64 value, which the in-place "
+            f"`{q.rpartition('.')[2]}` of a float32 Parameter cannot take (MindSpore: Data type conversion is not "
+            "supported for a 'Parameter' ... Float64); keep it in a Parameter (`ops.assign(self.lr, ...)`), or do "
+            "not store it in compiled code"
+        )
+    if q in _SAME_DTYPE_PAIRS and len(node.args) >= 2 and restored_tensor_attrs(ctx):
+        o = _Opaque(ctx)
+        for arg in node.args[:2]:
+            if type(arg) is ast.Attribute and o._tensor_attr_stored(arg, func, frozenset(), 0) is True:
+                return (
+                    f"`{ctx.segment(arg)}` is a plain Tensor attribute this function stores again: under LAX the "
+                    f"store runs as Python and the read before it is a Float64 value, and `{q.rpartition('.')[2]}` "
+                    f"needs both inputs of one dtype (MindSpore: For primitive[{q.rpartition('.')[2].capitalize()}], "
+                    "the input type must be same ... Float64); keep the running value in a Parameter and update it "
+                    "with `ops.assign`"
+                )
+    return None
+
+
+def _stored_number_read(e: ast.expr, func: ast.AST, ctx: Context, depth: int) -> ast.Attribute | None:
+    """The `self.<attr>` read (`number_stored`) `e` is computed from by arithmetic, directly
+    or through a name bound once in the function; None when none."""
+    if depth > 4:
+        return None
+    t = type(e)
+    if t is ast.Attribute:
+        assert isinstance(e, ast.Attribute)
+        return e if number_stored(e, func, ctx) else None
+    if t is ast.BinOp:
+        assert isinstance(e, ast.BinOp)
+        return _stored_number_read(e.left, func, ctx, depth + 1) or _stored_number_read(e.right, func, ctx, depth + 1)
+    if t is ast.UnaryOp:
+        assert isinstance(e, ast.UnaryOp)
+        return _stored_number_read(e.operand, func, ctx, depth + 1)
+    if t is ast.Name:
+        assert isinstance(e, ast.Name)
+        bound = analyzer(ctx).single_assignment(e.id, func)
+        return _stored_number_read(bound, func, ctx, depth + 1) if bound is not None else None
+    return None
 
 
 def _built_while_compiling(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
