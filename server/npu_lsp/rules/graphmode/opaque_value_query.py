@@ -794,13 +794,15 @@ class FallbackValueShapeQuery(GraphRule):
             yield ctx.diagnostic(self, node, why)
 
 
-#: in-place updates of a Parameter: measured (written/heldout36d probes `fix36d_at_*`) with a
-#: value computed from a number attribute the function stores on `self`
-_STORED_NUMBER_SINKS = frozenset({"mindspore.ops.assign", "mindspore.ops.assign_sub", "mindspore.ops.assign_add"})
-#: primitives that need both inputs of one dtype: measured with a plain Tensor attribute the
-#: function stores again (written/heldout36a case `r2_quant_observer_rebind_tensor_attr`,
-#: heldout36d probes `fix36d_at_tensor_*`, `fix36d_at2_*`); `+` promotes and compiles
-_SAME_DTYPE_PAIRS = frozenset({"mindspore.ops.minimum", "mindspore.ops.maximum"})
+#: in-place updates of a Parameter that fail on a value computed from a number attribute the
+#: function stores on `self` (measured, written/heldout36d probes `fix36d_at_*`: `ops.assign`
+#: fails; `ops.assign_sub(p, self.lr * x)` and `ops.assign_add` compile, probes `fix36d_at2_*`)
+_STORED_NUMBER_SINKS = frozenset({"mindspore.ops.assign"})
+#: functions that fail on a plain Tensor attribute the function stores again, read before the
+#: store (measured: written/heldout36a case `r2_quant_observer_rebind_tensor_attr`, heldout36d
+#: probes `fix36d_at_tensor_minimum_*`; `ops.maximum(self.m, x.max())` and `self.m + x.sum()`
+#: compile, probes `fix36d_at2_tensor_maximum_xmax`, `fix36d_at_tensor_add_xsum`)
+_SAME_DTYPE_PAIRS = frozenset({"mindspore.ops.minimum"})
 
 
 def _stored_attribute_sink(node: ast.Call, func: ast.AST, ctx: Context) -> str | None:
@@ -810,9 +812,10 @@ def _stored_attribute_sink(node: ast.Call, func: ast.AST, ctx: Context) -> str |
     of a Parameter (`ops.assign(p, p - self.cur_lr * g)`: "Data type conversion is not
     supported for a 'Parameter' ... Float32 ... Float64"), or a plain Float32 Tensor `__init__`
     builds, read before the store (`self.m = ops.minimum(self.m, x.min())`), given to
-    `ops.minimum` / `ops.maximum` ("For primitive[Minimum], the input type must be same ...
-    Float32 ... Float64"). Measured: the same read times a tensor, returned, or added to a
-    tensor compiles; never stored in the function, or only another attribute stored, compiles."""
+    `ops.minimum` ("For primitive[Minimum], the input type must be same ...
+    Float32 ... Float64"). Measured: the same read times a tensor, returned, added to a
+    tensor, given to `ops.assign_sub` / `ops.assign_add` or `ops.maximum` compiles; never
+    stored in the function, or only another attribute stored, compiles."""
     q = ctx.qualname(node.func)
     if q in _STORED_NUMBER_SINKS:
         if len(node.args) < 2:
