@@ -34,7 +34,10 @@ from npu_lsp.rules.graphmode.list_compare import (
 )
 from npu_lsp.rules.graphmode.none_join import none_tested_after_loop
 from npu_lsp.rules.graphmode.opaque_value_query import joins_anything_at_lax, opaque_at_lax
-from npu_lsp.rules.graphmode.parameter_arguments import number_or_tuple_argument
+from npu_lsp.rules.graphmode.parameter_arguments import (
+    forwarded_gradients,
+    number_or_tuple_argument,
+)
 from npu_lsp.scope import SITE_READS_PAUSED
 
 
@@ -1665,7 +1668,11 @@ class BranchTypeMismatch(GraphRule):
             if error is not None and error.applies(strict):
                 if not strict and any(joins_anything_at_lax(v, ctx.function, ctx) for v in (left[name], right[name])):
                     continue  # LAX joins a Python object with anything
-                if _sequence_kinds_differ(x, y) and any(_folded_items(v, ctx.function, frozenset()) for v in drawn):
+                if (
+                    _sequence_kinds_differ(x, y)
+                    and any(_folded_items(v, ctx.function, frozenset()) for v in drawn)
+                    and not forwarded_gradients(ctx.function, name, ctx)  # type: ignore[arg-type]
+                ):
                     continue  # a list of folded constants joins a tuple (see `_folded_items`)
                 return f"`{name}`: {error.reason}", node if name in kept else where
         return None

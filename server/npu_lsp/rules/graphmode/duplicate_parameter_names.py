@@ -589,7 +589,7 @@ def _called_only_at_top(cls: ast.ClassDef, ctx: Context) -> bool:
     names = {n for n, q in ctx.scopes.info.instances.items() if q == cls.name or q.endswith(suffix)}
     if not names:
         return False
-    module_level = set()
+    module_level: set[int] = set()
     for st in ctx.tree.body:
         if type(st) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
             continue
