@@ -595,7 +595,7 @@ def _called_only_at_top(cls: ast.ClassDef, ctx: Context) -> bool:
             continue
         module_level.update(id(n) for n in ast.walk(st))
     loads = [n for n in ast.walk(ctx.tree) if type(n) is ast.Name and n.id in names and type(n.ctx) is ast.Load]
-    if any(id(n) not in module_level for n in loads):
+    if not loads or any(id(n) not in module_level for n in loads):
         return False
     # built only once per name, never handed to another object (`Model(step)`, a list)
     for n in loads:
