@@ -1075,7 +1075,9 @@ class BranchTypeMismatch(GraphRule):
     `ops.zeros((2, 3), ms.int32)`, join into a Python object at LAX: the STRICT level refuses
     the interpreted arithmetic on it, and only the graph's own output fails at both, as does
     such a join made by an `if` without `else` in a `for` over `range(N)`, N >= 2); a tuple
-    against a list; returned Python numbers of different types, also a Python number
+    against a list (also the gradients an `nn.Optimizer` subclass's `construct` passes to a
+    helper that rebinds them to a list under a tensor `if`; from a plain Cell or a jit
+    function the same helper compiles); returned Python numbers of different types, also a Python number
     bound to a name on one path and a number of another type known only at run time on the
     other (`acc = 0.0` / `acc = (p == y).sum().item()`, an Int64 `.item()`; `.item()` of a
     float32 tensor, or `... .item() / n`, is Float32 and joins with `0.0`); an item of a

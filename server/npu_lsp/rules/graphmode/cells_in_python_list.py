@@ -23,7 +23,10 @@ class CellsInPythonList(Rule):
     Flags `self.attr = [...]` (or a tuple, or a dict such as `{"cls": nn.Dense(4, 2), "box":
     nn.Dense(4, 4)}`) directly in a Cell's `__init__` when it holds sub-cells
     (`[nn.Dense(3, 3) for _ in range(3)]`, `[Block(), Block()]`); use `nn.CellList` /
-    `nn.CellDict`.
+    `nn.CellDict`. Also a comprehension choosing a cell or None per turn (`[Adapter(d) if i in
+    layers else None for i in range(depth)]`) when its test is known for every turn and two
+    or more reached entries hold a cell owning Parameters (one such turn, or one constant
+    index, compiles).
 
     ## Why is this bad?
     A plain list, tuple or dict hides the sub-cells from the parent Cell: their Parameters are not

@@ -130,7 +130,9 @@ class DuplicateParameterNames(GraphRule):
     per optimizer are measured from MindSpore 2.10 in `ms_optimizer_state.json`), compiled
     into one graph with a call of that optimizer: a jit function reading both at module
     level, or a `construct` of a Cell that keeps its names unprefixed
-    (`auto_prefix=False`, `TrainOneStepCell` subclasses). And two module-level optimizers
+    (`auto_prefix=False`, `TrainOneStepCell` subclasses), also one a jit function reaches in
+    PYNATIVE_MODE; not when module-level code alone calls that Cell (the top cell of its own
+    graph compiles). And two module-level optimizers
     called in one jit function (`nn.Momentum` on the weights and `nn.Adam` on architecture
     parameters in a DARTS step): each owns an unprefixed `global_step`. And copies made in compiled code of
     parameters the graph already holds: `copy.deepcopy(self.student)` beside a call of

@@ -32,6 +32,9 @@ class MethodStatementOnCallResult(GraphRule):
     returned and the module reads the result as a container (`out.keys()`, `out["k"]`,
     `for k, v in net(x).items()`). Under STRICT, which refuses those calls given graph
     variables (MS131), only `dict(...)` of the cell's Parameters (`dict(w=self.w)`).
+    At both levels, also such a statement on a module-level instance of the file's plain
+    class (or `@ms.jit_class`) whose method of that name returns None (a loss scaler's
+    `scaler.update(finite)`), when the function reads the name afterwards.
 
     ## Why is this bad?
     MindSpore's graph parser rewrites such a statement into an assignment of the receiver
