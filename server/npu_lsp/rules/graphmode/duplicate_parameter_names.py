@@ -14,7 +14,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.helpers import GraphRule, called_only_at_top
 from npu_lsp.rules.graphmode.optimizer_facts import OptimizerFacts, optimizer_facts
 from npu_lsp.rules.graphmode.parameter_list_entry_argument import module_calls
 from npu_lsp.rules.graphmode.parameter_receivers import builds_optimizer
@@ -438,7 +438,7 @@ class DuplicateParameterNames(GraphRule):
         elif fn.name == "construct":
             a = analyzer(ctx)
             cls = a.owner_class(fn)
-            if cls is None or not _without_prefix(cls, ctx) or _called_only_at_top(cls, ctx):
+            if cls is None or not _without_prefix(cls, ctx) or called_only_at_top(cls, ctx):
                 return
             values = a._self_values(cls)
             read = {
@@ -577,39 +577,6 @@ def _state_name(value: ast.expr | None, ctx: Context) -> tuple[str, str] | None:
     if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
         return ("name", arg.value)
     return None
-
-
-def _called_only_at_top(cls: ast.ClassDef, ctx: Context) -> bool:
-    """Is every instance of `cls` a module-level name that only module-level code reads (the
-    top cell of its own graph: `step(x, y)`)? Measured (written/heldout36d probes
-    `fix36d_pn3_*`, `fix36d_pn_*_direct`, `fix36d_pn2_*`): such a top cell compiles beside its
-    optimizer's state of the same names (`clone(prefix="accum")` beside `nn.SGD`, `moments`
-    beside `nn.Momentum`, a `global_step` Parameter in a `TrainOneStepCell` subclass), in
-    GRAPH_MODE or the default mode; called from a jit function it fails ("its name '...'
-    already exists")."""
-    suffix = "." + cls.name
-    names = {n for n, q in ctx.scopes.info.instances.items() if q == cls.name or q.endswith(suffix)}
-    if not names:
-        return False
-    module_level: set[int] = set()
-    for st in ctx.tree.body:
-        if type(st) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            continue
-        module_level.update(id(n) for n in ast.walk(st))
-    loads = [n for n in ast.walk(ctx.tree) if type(n) is ast.Name and n.id in names and type(n.ctx) is ast.Load]
-    if not loads or any(id(n) not in module_level for n in loads):
-        return False
-    # built only once per name, never handed to another object (`Model(step)`, a list)
-    for n in loads:
-        up = ctx.parent(n)
-        if not (type(up) is ast.Call and up.func is n):
-            return False
-    # no instance built inline elsewhere (`Outer(Step(...))`)
-    built = [
-        c for c in ast.walk(ctx.tree)
-        if type(c) is ast.Call and type(c.func) is ast.Name and c.func.id == cls.name
-    ]
-    return all(type(ctx.parent(c)) is ast.Assign for c in built)
 
 
 #: cells built with auto_prefix=False: the names of what they hold are not prefixed

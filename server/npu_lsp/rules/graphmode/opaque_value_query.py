@@ -35,7 +35,7 @@ from npu_lsp.rules.graphmode.fallback_calls import (
     typed_tensor_call,
 )
 from npu_lsp.rules.graphmode.flow import GROWERS, Kind, analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
+from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes, top_cell_construct
 from npu_lsp.rules.graphmode.input_object_attribute_store import (
     input_object_stored,
     stores_on_objects,
@@ -820,12 +820,21 @@ def _stored_attribute_sink(node: ast.Call, func: ast.AST, ctx: Context) -> str |
     `ops.minimum` ("For primitive[Minimum], the input type must be same ...
     Float32 ... Float64"). Measured: the same read times a tensor, returned, added to a
     tensor, given to `ops.assign_sub` / `ops.assign_add` or `ops.maximum` compiles; never
-    stored in the function, or only another attribute stored, compiles."""
+    stored in the function, or only another attribute stored, compiles. Only in the
+    `construct` of a top cell (`top_cell_construct`), where it was measured."""
     q = ctx.qualname(node.func)
+    if q not in _STORED_NUMBER_SINKS and q not in _SAME_DTYPE_PAIRS:
+        return None
+    if not top_cell_construct(func, ctx):
+        # measured only there: the same store and update in a helper method of the cell
+        # (written/heldout21b case `swa_n_averaged_python_int`), or in an optimizer a jit
+        # function reaches through `nn.TrainOneStepCell` (written/trainsteps case
+        # `optimizer_python_float_step_attr`), compile
+        return None
     if q in _STORED_NUMBER_SINKS:
         if len(node.args) < 2:
             return None
-        read = _stored_number_read(node.args[1], func, ctx, 0)
+        read = _mixed_stored_number(node.args[1], func, ctx)
         if read is None:
             return None
         return (
@@ -846,6 +855,31 @@ def _stored_attribute_sink(node: ast.Call, func: ast.AST, ctx: Context) -> str |
                     "the input type must be same ... Float64); keep the running value in a Parameter and update it "
                     "with `ops.assign`"
                 )
+    return None
+
+
+def _mixed_stored_number(e: ast.expr, func: ast.AST, ctx: Context) -> ast.Attribute | None:
+    """The stored-number read when `e` (or the expression a name bound once holds) is
+    arithmetic one operand of which is itself arithmetic on such a read (`p - self.lr * g`,
+    `self.mean + (m - self.mean) / self.n`): LAX runs the inner operation as Python and the
+    graph's outer one makes Float64. Measured: `ops.assign(self.mean, (m - self.mean) /
+    self.n)`, the read a bare operand of the outer operation, compiles (written/heldout33c
+    probes `fix33f_f64_*`, case `obsnorm_count_python_int_counter`; heldout36d `fix36d_at*`)."""
+    if type(e) is ast.Name:
+        bound = analyzer(ctx).single_assignment(e.id, func)
+        if bound is None:
+            return None
+        e = bound
+    if type(e) is not ast.BinOp:
+        return None
+    for side in (e.left, e.right):
+        if type(side) is ast.Name:
+            bound = analyzer(ctx).single_assignment(side.id, func)
+            side = bound if bound is not None else side
+        if type(side) in (ast.BinOp, ast.UnaryOp):
+            read = _stored_number_read(side, func, ctx, 0)
+            if read is not None:
+                return read
     return None
 
 
