@@ -468,10 +468,11 @@ class FallbackValueShapeQuery(GraphRule):
     min(1.0, self.step / k)`, `self.seen += t` with `t = ids.shape[1]`, a shape's int; read
     before or after the store; a tensor stored is read back as
     the tensor), or on an object held on `self` (`self.cfg.ratio = 0.5`, then
-    `self.cfg.ratio` read), such a number attribute in the value `ops.assign` gives a
-    Parameter (`ops.assign(p, p - self.cur_lr * g)` with `self.cur_lr = self.cur_lr *
-    self.gamma`: "Data type conversion is not supported for a 'Parameter' ... Float64";
-    `ops.assign_sub` / `ops.assign_add` of it compile); a plain Tensor attribute read before
+    `self.cfg.ratio` read), in the `construct` of a top cell such a number attribute in
+    arithmetic that is an operand of the value `ops.assign` gives a Parameter
+    (`ops.assign(p, p - self.cur_lr * g)` with `self.cur_lr = self.cur_lr * self.gamma`:
+    "Data type conversion is not supported for a 'Parameter' ... Float64"; `(m - self.mean)
+    / self.n`, `ops.assign_sub` / `ops.assign_add` of it compile); a plain Tensor attribute read before
     the function stores it again, also as an item of a tuple target (`out, self.hidden =
     self.gru(x, self.hidden)`), and given to `ops.minimum` (`self.min_val =
     ops.minimum(self.min_val, x.min())`: "the input type must be same ... Float64";
