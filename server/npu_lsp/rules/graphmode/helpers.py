@@ -317,15 +317,19 @@ def called_only_at_top(cls: ast.ClassDef, ctx: Context) -> bool:
     already exists")."""
     suffix = "." + cls.name
     names = {n for n, q in ctx.scopes.info.instances.items() if q == cls.name or q.endswith(suffix)}
-    if not names:
-        return False
     module_level: set[int] = set()
     for st in ctx.tree.body:
         if type(st) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
             continue
         module_level.update(id(n) for n in ast.walk(st))
+    built = [
+        c for c in ast.walk(ctx.tree)
+        if type(c) is ast.Call and type(c.func) is ast.Name and c.func.id == cls.name
+    ]
+    # `Net()(x)` at module level: built and called at once, the top cell too
+    inline = [c for c in built if id(c) in module_level and type(up := ctx.parent(c)) is ast.Call and up.func is c]
     loads = [n for n in ast.walk(ctx.tree) if type(n) is ast.Name and n.id in names and type(n.ctx) is ast.Load]
-    if not any(id(n) in module_level for n in loads):
+    if not inline and not any(id(n) in module_level for n in loads):
         return False  # never called here
     for n in loads:
         if id(n) not in module_level:
@@ -337,12 +341,8 @@ def called_only_at_top(cls: ast.ClassDef, ctx: Context) -> bool:
         # handed to anything else (`Model(step)`, a list, another name) it may be compiled there
         if not ((type(up) is ast.Call and up.func is n) or (type(up) is ast.Attribute and up.value is n)):
             return False
-    # no instance built inline elsewhere (`Outer(Step(...))`)
-    built = [
-        c for c in ast.walk(ctx.tree)
-        if type(c) is ast.Call and type(c.func) is ast.Name and c.func.id == cls.name
-    ]
-    return all(type(ctx.parent(c)) is ast.Assign for c in built)
+    # no instance built elsewhere (`Outer(Step(...))`, `self.step = Step()`)
+    return all(type(ctx.parent(c)) is ast.Assign and id(c) in module_level or any(c is i for i in inline) for c in built)
 
 
 def _local_in_function(n: ast.Name, ctx: Context) -> bool:
