@@ -174,6 +174,9 @@ def test_cells_in_python_list_is_an_error_only_when_compilation_fails() -> None:
         # cells of two classes whose parameter names clash (`HeadC` reuses `HeadA`'s names)
         "self.models = [HeadA(), HeadC()]  # expect: MS126",
         "return sum(m(x) for m in self.models)  # expect: MS126",
+        # a comprehension choosing a cell or None, two turns choosing the cell, read in a loop
+        "self.adapters = [Adapter(d) if i in layers else None for i in range(depth)]  # expect: MS126",
+        "if self.adapters[i] is not None:  # expect: MS126",
     ]
     # warnings: one cell, a list construct never reads, cells without Parameters (losses), a
     # dict whose construct reads one key, a dict read by a construct argument and a list

@@ -34,7 +34,10 @@ from npu_lsp.rules.graphmode.list_compare import (
 )
 from npu_lsp.rules.graphmode.none_join import none_tested_after_loop
 from npu_lsp.rules.graphmode.opaque_value_query import joins_anything_at_lax, opaque_at_lax
-from npu_lsp.rules.graphmode.parameter_arguments import number_or_tuple_argument
+from npu_lsp.rules.graphmode.parameter_arguments import (
+    forwarded_gradients,
+    number_or_tuple_argument,
+)
 from npu_lsp.scope import SITE_READS_PAUSED
 
 
@@ -1072,7 +1075,9 @@ class BranchTypeMismatch(GraphRule):
     `ops.zeros((2, 3), ms.int32)`, join into a Python object at LAX: the STRICT level refuses
     the interpreted arithmetic on it, and only the graph's own output fails at both, as does
     such a join made by an `if` without `else` in a `for` over `range(N)`, N >= 2); a tuple
-    against a list; returned Python numbers of different types, also a Python number
+    against a list (also the gradients an `nn.Optimizer` subclass's `construct` passes to a
+    helper that rebinds them to a list under a tensor `if`; from a plain Cell or a jit
+    function the same helper compiles); returned Python numbers of different types, also a Python number
     bound to a name on one path and a number of another type known only at run time on the
     other (`acc = 0.0` / `acc = (p == y).sum().item()`, an Int64 `.item()`; `.item()` of a
     float32 tensor, or `... .item() / n`, is Float32 and joins with `0.0`); an item of a
@@ -1667,7 +1672,11 @@ class BranchTypeMismatch(GraphRule):
             if error is not None and error.applies(strict):
                 if not strict and any(joins_anything_at_lax(v, ctx.function, ctx) for v in (left[name], right[name])):
                     continue  # LAX joins a Python object with anything
-                if _sequence_kinds_differ(x, y) and any(_folded_items(v, ctx.function, frozenset()) for v in drawn):
+                if (
+                    _sequence_kinds_differ(x, y)
+                    and any(_folded_items(v, ctx.function, frozenset()) for v in drawn)
+                    and not forwarded_gradients(ctx.function, name, ctx)  # type: ignore[arg-type]
+                ):
                     continue  # a list of folded constants joins a tuple (see `_folded_items`)
                 return f"`{name}`: {error.reason}", node if name in kept else where
         return None

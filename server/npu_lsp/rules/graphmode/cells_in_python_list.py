@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from npu_lsp.astutil import walk
@@ -23,7 +23,10 @@ class CellsInPythonList(Rule):
     Flags `self.attr = [...]` (or a tuple, or a dict such as `{"cls": nn.Dense(4, 2), "box":
     nn.Dense(4, 4)}`) directly in a Cell's `__init__` when it holds sub-cells
     (`[nn.Dense(3, 3) for _ in range(3)]`, `[Block(), Block()]`); use `nn.CellList` /
-    `nn.CellDict`.
+    `nn.CellDict`. Also a comprehension choosing a cell or None per turn (`[Adapter(d) if i in
+    layers else None for i in range(depth)]`) when its test is known for every turn and two
+    or more reached entries hold a cell owning Parameters (one such turn, or one constant
+    index, compiles).
 
     ## Why is this bad?
     A plain list, tuple or dict hides the sub-cells from the parent Cell: their Parameters are not
@@ -296,6 +299,9 @@ class CellsInPythonList(Rule):
             elements = value.elts
         elif isinstance(value, ast.ListComp):
             elements = [value.elt]
+            if type(value.elt) is ast.IfExp:
+                yield from self._check_optional_cells(node, value, used, ctx, owner)
+                return
         elif isinstance(value, ast.Dict) and None not in value.keys:
             elements = value.values  # measured: a dict of cells clashes the same way
         elif isinstance(value, ast.DictComp):
@@ -368,6 +374,65 @@ class CellsInPythonList(Rule):
             value,
             f"sub-cells in a plain {kind} are not registered; wrap `self.{attr}` in `{wrapper}`",
             fix=self._fix(value, ctx) if isinstance(value, (ast.List, ast.ListComp)) else None,
+            severity=severity,
+        )
+        if severity == "error":
+            yield from self._use_site(attr, value, used, ctx)
+
+    def _check_optional_cells(
+        self, node: ast.Assign, value: ast.ListComp, used: _LazyUsed, ctx: Context, owner: tuple[ast.ClassDef, ast.AST]
+    ) -> Iterable[Diagnostic]:
+        """`self.adapters = [Adapter(d) if i in layers else None for i in range(depth)]`: a
+        plain list holding a cell on some turns (None, or a cell without Parameters, on the
+        others). Measured (written/heldout36a case `adapter_optional_per_layer_python_list`,
+        probes `fix36d_cl_*`): two or more turns giving the cell clash ("its name 'down.weight'
+        already exists") when compiled code reaches them (a loop over the indexes, two constant
+        indexes); one such turn (`i == depth - 1`, `layers=(1,)`), or one constant index, compiles.
+        Only when every turn's choice is known (`_chosen_turns`): an error, never a guess."""
+        elt = value.elt
+        assert type(elt) is ast.IfExp
+        branches = [b for b in (elt.body, elt.orelse) if not (type(b) is ast.Constant and b.value is None)]
+        if not branches or not all(self._is_cell_call(b, ctx) for b in branches):
+            return
+        owning = [any(b is c for c in branches) and _may_own_parameters(b, ctx) for b in (elt.body, elt.orelse)]
+        if not any(owning):
+            return
+        targets = [t for t in node.targets if type(t) is ast.Attribute and type(t.value) is ast.Name and t.value.id == "self"]
+        if not targets:
+            return
+        chosen = _chosen_turns(value, owner, ctx)
+        if chosen is None:
+            return
+        attr = targets[0].attr
+        read = _entries_read_in_graph(attr, used.methods, ctx)
+        n = len(chosen)
+        if read is None:
+            looped = _constant_loop_keys(attr, used.methods, ctx)
+            # a loop over constant indexes (`for j in (0, 1)`) reaches those entries (probe
+            # `fix36d_cl_ifexp_none_and_one_tuple_loop`); any other read: every entry
+            reached = range(n) if looped is None else sorted({k if k >= 0 else k + n for k in looped if -n <= k < n})
+        elif read[1]:
+            return  # an argument as the index: which entry is not known here
+        else:
+            reached = sorted({k if k >= 0 else k + n for k in read[0] if type(k) is int and -n <= k < n})
+        # the cells owning Parameters compiled code reaches, by the branch that made them
+        took = [0 if chosen[i] else 1 for i in reached if owning[0 if chosen[i] else 1]]
+        if took.count(0) < 2 and took.count(1) < 2 and not (
+            took.count(0) == 1 and took.count(1) == 1 and _may_clash([elt.body, elt.orelse], ctx)
+        ):
+            return  # at most one cell of each branch, and the two do not share names
+        template = elt.body if took.count(0) >= took.count(1) else elt.orelse
+        holders = took.count(0 if template is elt.body else 1)
+        if holders >= 2 and ctx.mentions("name=") and _names_formatted(template, ctx) and not _may_clash([template] * 2, ctx):
+            return  # Parameters named from the turn's own value (as in `_check_assign`)
+        severity = _severity(attr, used, True)
+        yield ctx.diagnostic(
+            self,
+            value,
+            f"sub-cells in a plain list are not registered; `self.{attr}` holds {holders} "
+            f"`{ast.unparse(template.func) if type(template) is ast.Call else 'cell'}` instances whose "
+            "Parameters take the same names; keep them in an `nn.CellList` (an `nn.Identity()` where "
+            "there is none) or an `nn.CellDict` by layer",
             severity=severity,
         )
         if severity == "error":
@@ -595,6 +660,161 @@ def _comprehension_count(value: ast.ListComp, owner: tuple[ast.ClassDef, ast.AST
         return len(range(*bounds))
     seq = inst.init_value(it, cls, init)
     return len(seq) if isinstance(seq, tuple) else None
+
+
+def _constant_loop_keys(attr: str, methods: Iterable[ast.AST], ctx: Context) -> set[int] | None:
+    """The indexes compiled code reads `self.<attr>` with when every read is `self.<attr>[k]`,
+    `k` an int constant or the target of a `for` over a tuple or list of int constants that
+    the loop does not rebind; None otherwise."""
+    keys: set[int] = set()
+    for m in methods:
+        if ctx.scopes.scope_for(m) is None:
+            continue
+        for n in walk(m):
+            if not (type(n) is ast.Attribute and n.attr == attr and type(n.value) is ast.Name and n.value.id == "self"):
+                continue
+            up = ctx.parent(n)
+            if type(up) is not ast.Subscript or up.value is not n:
+                return None
+            key = _folded_key(up.slice)
+            if type(key) is ast.Constant and type(key.value) is int:
+                keys.add(key.value)
+                continue
+            if type(key) is not ast.Name:
+                return None
+            loop = _loop_binding(key, m, ctx)
+            if loop is None or type(loop.iter) not in (ast.Tuple, ast.List):
+                return None
+            items = loop.iter.elts  # type: ignore[attr-defined]
+            if not all(type(x) is ast.Constant and type(x.value) is int for x in items):
+                return None
+            keys.update(x.value for x in items)
+    return keys
+
+
+def _loop_binding(key: ast.Name, method: ast.AST, ctx: Context) -> ast.For | None:
+    """The `for key in ...` around the read `key` whose target is that bare name, when
+    nothing else in `method` binds it."""
+    p = ctx.parent(key)
+    while p is not None and p is not method:
+        if type(p) is ast.For and type(p.target) is ast.Name and p.target.id == key.id:
+            stores = [
+                x for x in walk(method) if type(x) is ast.Name and x.id == key.id and type(x.ctx) is not ast.Load
+            ]
+            return p if len(stores) == 1 else None
+        p = ctx.parent(p)
+    return None
+
+
+def _chosen_turns(value: ast.ListComp, owner: tuple[ast.ClassDef, ast.AST], ctx: Context) -> list[bool] | None:
+    """For `[A if <test> else B for i in range(n)]` in `__init__`: per turn, does the test take
+    `A`? Known when `n` is (`_comprehension_count`) and the test reads only `i`, numbers and
+    names every instance built in the file gives one value (`i in layers` with
+    `layers=(1, 3)`, `i % 2 == 1`, `i == depth - 1`); None otherwise."""
+    elt = value.elt
+    if type(elt) is not ast.IfExp or len(value.generators) != 1:
+        return None
+    gen = value.generators[0]
+    it = gen.iter
+    if type(gen.target) is not ast.Name or not (type(it) is ast.Call and type(it.func) is ast.Name and it.func.id == "range"):
+        return None
+    count = _comprehension_count(value, owner, ctx)
+    if count is None or count > 64:
+        return None
+    cls, init = owner
+    if type(init) is not ast.FunctionDef:
+        return None
+    inst = instances(ctx)
+    start = 0
+    if len(it.args) >= 2:
+        first = inst.init_value(it.args[0], cls, init)
+        if type(first) is not int:
+            return None
+        start = first
+    step = 1
+    if len(it.args) == 3:
+        third = inst.init_value(it.args[2], cls, init)
+        if type(third) is not int or third == 0:
+            return None
+        step = third
+    loop = gen.target.id
+    chosen: list[bool] = []
+    for turn in range(count):
+        got = _evaluated(elt.test, loop, start + turn * step, lambda e: inst.init_value(e, cls, init))
+        if type(got) is not bool:
+            return None
+        chosen.append(got)
+    return chosen
+
+
+def _evaluated(e: ast.expr, loop: str, i: int, init_value: Callable[[ast.expr], object]) -> object:
+    """`e` with the loop variable `loop` at `i` (other names: their `__init__` values), for
+    comparisons, `in`, `not`, `and`/`or` and integer arithmetic; None when not known."""
+    t = type(e)
+    if t is ast.Name:
+        assert isinstance(e, ast.Name)
+        if e.id == loop:
+            return i
+        v = init_value(e)
+        return v if type(v) in (int, bool, tuple) else None
+    if t is ast.Constant:
+        assert isinstance(e, ast.Constant)
+        return e.value if type(e.value) in (int, bool) else None
+    if t is ast.Tuple or t is ast.List:
+        assert isinstance(e, (ast.Tuple, ast.List))
+        items = tuple(_evaluated(x, loop, i, init_value) for x in e.elts)
+        return items if all(type(x) is int for x in items) else None
+    if t is ast.UnaryOp:
+        assert isinstance(e, ast.UnaryOp)
+        v = _evaluated(e.operand, loop, i, init_value)
+        if type(e.op) is ast.Not and type(v) is bool:
+            return not v
+        if type(e.op) is ast.USub and type(v) is int:
+            return -v
+        return None
+    if t is ast.BinOp:
+        assert isinstance(e, ast.BinOp)
+        a, b = _evaluated(e.left, loop, i, init_value), _evaluated(e.right, loop, i, init_value)
+        if type(a) is not int or type(b) is not int:
+            return None
+        op = type(e.op)
+        if op is ast.Add:
+            return a + b
+        if op is ast.Sub:
+            return a - b
+        if op is ast.Mult:
+            return a * b
+        if op in (ast.Mod, ast.FloorDiv) and b != 0:
+            return a % b if op is ast.Mod else a // b
+        return None
+    if t is ast.BoolOp:
+        assert isinstance(e, ast.BoolOp)
+        vals = [_evaluated(x, loop, i, init_value) for x in e.values]
+        if not all(type(v) is bool for v in vals):
+            return None
+        return all(vals) if type(e.op) is ast.And else any(vals)
+    if t is ast.Compare:
+        assert isinstance(e, ast.Compare)
+        left = _evaluated(e.left, loop, i, init_value)
+        for cmp, right_e in zip(e.ops, e.comparators, strict=True):
+            right = _evaluated(right_e, loop, i, init_value)
+            got = _compared(left, type(cmp), right)
+            if got is not True:
+                return got
+            left = right
+        return True
+    return None
+
+
+def _compared(a: object, op: type[ast.cmpop], b: object) -> bool | None:
+    if op in (ast.In, ast.NotIn):
+        if type(a) is not int or type(b) is not tuple:
+            return None
+        return (a in b) == (op is ast.In)
+    if type(a) is not int or type(b) is not int:
+        return None
+    table = {ast.Eq: a == b, ast.NotEq: a != b, ast.Lt: a < b, ast.LtE: a <= b, ast.Gt: a > b, ast.GtE: a >= b}
+    return table.get(op)
 
 
 def _assigns_containers(body: list[ast.stmt], dict_calls: bool) -> bool:

@@ -15,7 +15,7 @@ from npu_lsp.engine import Context
 from npu_lsp.modes import sets_graph_mode
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.helpers import GraphRule, called_only_at_top
 from npu_lsp.rules.graphmode.optimizer_facts import OptimizerFacts, optimizer_facts
 from npu_lsp.rules.graphmode.parameter_list_entry_argument import module_calls
 from npu_lsp.rules.graphmode.parameter_receivers import builds_optimizer
@@ -132,7 +132,9 @@ class DuplicateParameterNames(GraphRule):
     per optimizer are measured from MindSpore 2.10 in `ms_optimizer_state.json`), compiled
     into one graph with a call of that optimizer: a jit function reading both at module
     level, or a `construct` of a Cell that keeps its names unprefixed
-    (`auto_prefix=False`, `TrainOneStepCell` subclasses). And two module-level optimizers
+    (`auto_prefix=False`, `TrainOneStepCell` subclasses), also one a jit function reaches in
+    PYNATIVE_MODE; not when module-level code alone calls that Cell (the top cell of its own
+    graph compiles). And two module-level optimizers
     called in one jit function (`nn.Momentum` on the weights and `nn.Adam` on architecture
     parameters in a DARTS step): each owns an unprefixed `global_step`. And copies made in compiled code of
     parameters the graph already holds: `copy.deepcopy(self.student)` beside a call of
@@ -438,7 +440,7 @@ class DuplicateParameterNames(GraphRule):
         elif kind == "construct":
             a = analyzer(ctx)
             cls = a.owner_class(fn)
-            if cls is None or not _without_prefix(cls, ctx):
+            if cls is None or not _without_prefix(cls, ctx) or called_only_at_top(cls, ctx):
                 return
             values = a._self_values(cls)
             read = {

@@ -305,3 +305,67 @@ def builtin_sequence_call(e: ast.expr | None, ctx: Context) -> ast.Call | None:
     ):
         return e
     return None
+
+
+def called_only_at_top(cls: ast.ClassDef, ctx: Context) -> bool:
+    """Is every instance of `cls` a module-level name that only module-level code reads, by
+    calling it (the top cell of its own graph: `step(x, y)`)? MS154 measured (written/heldout36d probes
+    `fix36d_pn3_*`, `fix36d_pn_*_direct`, `fix36d_pn2_*`): such a top cell compiles beside its
+    optimizer's state of the same names (`clone(prefix="accum")` beside `nn.SGD`, `moments`
+    beside `nn.Momentum`, a `global_step` Parameter in a `TrainOneStepCell` subclass), in
+    GRAPH_MODE or the default mode; called from a jit function it fails ("its name '...'
+    already exists")."""
+    suffix = "." + cls.name
+    names = {n for n, q in ctx.scopes.info.instances.items() if q == cls.name or q.endswith(suffix)}
+    module_level: set[int] = set()
+    for st in ctx.tree.body:
+        if type(st) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            continue
+        module_level.update(id(n) for n in ast.walk(st))
+    built = [
+        c for c in ast.walk(ctx.tree)
+        if type(c) is ast.Call and type(c.func) is ast.Name and c.func.id == cls.name
+    ]
+    # `Net()(x)` at module level: built and called at once, the top cell too
+    inline = [c for c in built if id(c) in module_level and type(up := ctx.parent(c)) is ast.Call and up.func is c]
+    loads = [n for n in ast.walk(ctx.tree) if type(n) is ast.Name and n.id in names and type(n.ctx) is ast.Load]
+    if not inline and not any(id(n) in module_level for n in loads):
+        return False  # never called here
+    for n in loads:
+        if id(n) not in module_level:
+            if not _local_in_function(n, ctx):
+                return False  # read as the global inside a function (a jit function, a Cell)
+            continue
+        up = ctx.parent(n)
+        # called (`step(x, y)`) or an attribute read (`obs.min_val`, `net.trainable_params()`);
+        # handed to anything else (`Model(step)`, a list, another name) it may be compiled there
+        if not ((type(up) is ast.Call and up.func is n) or (type(up) is ast.Attribute and up.value is n)):
+            return False
+    # no instance built elsewhere (`Outer(Step(...))`, `self.step = Step()`)
+    return all(type(ctx.parent(c)) is ast.Assign and id(c) in module_level or any(c is i for i in inline) for c in built)
+
+
+def _local_in_function(n: ast.Name, ctx: Context) -> bool:
+    """Is the read `n` of a name the innermost function around it binds (a parameter or a
+    store), not the module-level global?"""
+    p = ctx.parent(n)
+    while p is not None and type(p) not in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda):
+        p = ctx.parent(p)
+    if p is None:
+        return False
+    a = p.args  # type: ignore[attr-defined]
+    if n.id in {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)}:
+        return True
+    return any(type(x) is ast.Name and x.id == n.id and type(x.ctx) is ast.Store for x in ast.walk(p))
+
+
+def top_cell_construct(func: ast.AST, ctx: Context) -> bool:
+    """Is `func` the `construct` of a module-level Cell class compiled as the top cell of its
+    graph (GRAPH_MODE scope, `called_only_at_top`)?"""
+    if type(func) is not ast.FunctionDef or func.name != "construct":
+        return False
+    scope = ctx.scopes.scope_for(func)
+    owner = ctx.parent(func)
+    if scope is None or scope.kind != "construct" or type(owner) is not ast.ClassDef or ctx.parent(owner) is not ctx.tree:
+        return False
+    return called_only_at_top(owner, ctx)

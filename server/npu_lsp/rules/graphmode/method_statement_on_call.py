@@ -32,6 +32,9 @@ class MethodStatementOnCallResult(GraphRule):
     returned and the module reads the result as a container (`out.keys()`, `out["k"]`,
     `for k, v in net(x).items()`). Under STRICT, which refuses those calls given graph
     variables (MS131), only `dict(...)` of the cell's Parameters (`dict(w=self.w)`).
+    At both levels, also such a statement on a module-level instance of the file's plain
+    class (or `@ms.jit_class`) whose method of that name returns None (a loss scaler's
+    `scaler.update(finite)`), when the function reads the name afterwards.
 
     ## Why is this bad?
     MindSpore's graph parser rewrites such a statement into an assignment of the receiver
@@ -98,6 +101,7 @@ class MethodStatementOnCallResult(GraphRule):
         if type(call.func.value) is not ast.Call:
             if ctx.scope is not None and call.func.attr in _NONE_RETURNING:
                 yield from self._on_interpreted(node, call, ctx)
+                yield from self._on_plain_object(node, call, ctx)
             return
         receiver = ctx.segment(call.func.value)
         yield ctx.diagnostic(
@@ -105,6 +109,28 @@ class MethodStatementOnCallResult(GraphRule):
             call,
             f"`.{call.func.attr}(...)` as a statement on the call `{receiver}`: MindSpore rewrites it as an "
             f"assignment to the call and refuses it; bind the container to a name first",
+        )
+
+    def _on_plain_object(self, st: ast.Expr, call: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
+        """`scaler.update(finite)` on a module-level instance of a plain class of the file
+        whose `update` returns None, the name read again in the function: the rewrite binds
+        None to it (measured at LAX and STRICT: written/heldout36d case
+        `lossscale_manager_class_python_state`, probes `fix36d_ob_*`, `fix36d_ob2_*`)."""
+        assert type(call.func) is ast.Attribute
+        receiver = call.func.value
+        func = ctx.function
+        if type(receiver) is not ast.Name or type(func) is not ast.FunctionDef:
+            return
+        method = _plain_method(receiver.id, call.func.attr, func, ctx)
+        if method is None or not _read_after(receiver.id, st, func):
+            return
+        yield ctx.diagnostic(
+            self,
+            call,
+            f"MindSpore rewrites the statement `{ctx.segment(call.func)}(...)` as `{receiver.id} = "
+            f"{ctx.segment(call.func)}(...)`, and `{method.name}` returns None: `{receiver.id}` is None "
+            f"afterwards (\"'NoneType' object has no attribute ...\"); name the method otherwise "
+            f"(not `{call.func.attr}`), or have it `return self`",
         )
 
     def _on_interpreted(self, st: ast.Expr, call: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
@@ -154,6 +180,38 @@ class MethodStatementOnCallResult(GraphRule):
             f"Python's `{call.func.attr}` returns None, so `{root.id}` is None afterwards; build a dict display "
             f"(`{{**a, **b}}`, `{{\"k\": v}}`) or assign the items (`{root.id}[k] = v`)",
         )
+
+
+def _plain_method(name: str, attr: str, func: ast.FunctionDef, ctx: Context) -> ast.FunctionDef | None:
+    """The method `attr` of the plain class (no base; `@ms.jit_class` or none) of the file that the
+    module-level `name` is an instance of (`scaler = DynamicScaler()`), when it never returns
+    a value and `func` reads `name` as that global (no parameter or store of it); else None."""
+    q = ctx.scopes.info.instances.get(name)
+    if not q:
+        return None
+    cls = next(
+        (st for st in ctx.tree.body if type(st) is ast.ClassDef and q.rsplit(".", 1)[-1] == st.name), None
+    )
+    if cls is None or cls.bases or cls.keywords:
+        return None
+    # `@ms.jit_class` rewrites the same way (probe `fix36d_ob2_jit_class`)
+    if any(ctx.qualname(d) != "mindspore.jit_class" for d in cls.decorator_list):
+        return None
+    method = next((st for st in cls.body if type(st) is ast.FunctionDef and st.name == attr), None)
+    if method is None or method.decorator_list:
+        return None
+    if any(type(r) is ast.Return and r.value is not None and not _none(r.value) for r in ast.walk(method)):
+        return None
+    a = func.args
+    if name in {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}:
+        return None
+    if any(type(n) is ast.Name and n.id == name and type(n.ctx) is not ast.Load for n in ast.walk(func)):
+        return None
+    return method
+
+
+def _none(e: ast.expr) -> bool:
+    return type(e) is ast.Constant and e.value is None
 
 
 #: Python container methods that change their receiver and return None

@@ -37,7 +37,7 @@ from npu_lsp.rules.graphmode.fallback_calls import (
     typed_tensor_call,
 )
 from npu_lsp.rules.graphmode.flow import GROWERS, Kind, analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
+from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes, top_cell_construct
 from npu_lsp.rules.graphmode.input_object_attribute_store import (
     input_object_stored,
     stores_on_objects,
@@ -479,9 +479,15 @@ class FallbackValueShapeQuery(GraphRule):
     min(1.0, self.step / k)`, `self.seen += t` with `t = ids.shape[1]`, a shape's int; read
     before or after the store; a tensor stored is read back as
     the tensor), or on an object held on `self` (`self.cfg.ratio = 0.5`, then
-    `self.cfg.ratio` read); a plain Tensor attribute read before the function stores it
-    again, also as an item of a tuple target (`out, self.hidden = self.gru(x,
-    self.hidden)`); an item of a tuple or list of Python numbers read with a Tensor index
+    `self.cfg.ratio` read), in the `construct` of a top cell such a number attribute in
+    arithmetic that is an operand of the value `ops.assign` gives a Parameter
+    (`ops.assign(p, p - self.cur_lr * g)` with `self.cur_lr = self.cur_lr * self.gamma`:
+    "Data type conversion is not supported for a 'Parameter' ... Float64"; `(m - self.mean)
+    / self.n`, `ops.assign_sub` / `ops.assign_add` of it compile); a plain Tensor attribute read before
+    the function stores it again, also as an item of a tuple target (`out, self.hidden =
+    self.gru(x, self.hidden)`), and given to `ops.minimum` (`self.min_val =
+    ops.minimum(self.min_val, x.min())`: "the input type must be same ... Float64";
+    `ops.maximum` compiles); an item of a tuple or list of Python numbers read with a Tensor index
     (`TABLE[self.step]`, `self.lr_table[step]`: LAX reads it at run time, a float64 value of
     unknown shape), and such a float given to `ops.assign_sub` / `ops.assign_add` of a
     Parameter (`ops.assign_sub(p, lr * g)`: "Data type conversion is not supported for a
@@ -778,6 +784,10 @@ class FallbackValueShapeQuery(GraphRule):
                     f"`ops.interpolate(..., recompute_scale_factor=True)` in a function whose `{ctx.segment(at.func)}` (line {at.lineno}) takes a number attribute it stores on `self`: LAX interprets that `{ctx.segment(at.func)}`, and MindSpore then fails inside interpolate's size computation (\"'int' object is not iterable\"); keep the counter in a Parameter, or pass `size=` instead of `scale_factor`",
                 )
                 return
+        found = _stored_attribute_sink(node, func, ctx)
+        if found is not None:
+            yield ctx.diagnostic(self, node, found)
+            return
         if (
             ctx.qualname(node.func) in _IN_PLACE
             and len(node.args) >= 2
@@ -809,6 +819,112 @@ class FallbackValueShapeQuery(GraphRule):
             why = _Opaque(ctx, tensor_index=True, typed_index=True).typed_index_sink(node, func)
         if why:
             yield ctx.diagnostic(self, node, why)
+
+
+#: in-place updates of a Parameter that fail on a value computed from a number attribute the
+#: function stores on `self` (measured, written/heldout36d probes `fix36d_at_*`: `ops.assign`
+#: fails; `ops.assign_sub(p, self.lr * x)` and `ops.assign_add` compile, probes `fix36d_at2_*`)
+_STORED_NUMBER_SINKS = frozenset({"mindspore.ops.assign"})
+#: functions that fail on a plain Tensor attribute the function stores again, read before the
+#: store (measured: written/heldout36a case `r2_quant_observer_rebind_tensor_attr`, heldout36d
+#: probes `fix36d_at_tensor_minimum_*`; `ops.maximum(self.m, x.max())` and `self.m + x.sum()`
+#: compile, probes `fix36d_at2_tensor_maximum_xmax`, `fix36d_at_tensor_add_xsum`)
+_SAME_DTYPE_PAIRS = frozenset({"mindspore.ops.minimum"})
+
+
+def _stored_attribute_sink(node: ast.Call, func: ast.AST, ctx: Context) -> str | None:
+    """Under LAX, a `self` attribute the function stores again is read as a Python object
+    whose tensor is Float64: a Python number (`self.cur_lr = self.cur_lr * self.gamma`,
+    `self.n = self.n + 1`, read before or after the store) in the value of an in-place update
+    of a Parameter (`ops.assign(p, p - self.cur_lr * g)`: "Data type conversion is not
+    supported for a 'Parameter' ... Float32 ... Float64"), or a plain Float32 Tensor `__init__`
+    builds, read before the store (`self.m = ops.minimum(self.m, x.min())`), given to
+    `ops.minimum` ("For primitive[Minimum], the input type must be same ...
+    Float32 ... Float64"). Measured: the same read times a tensor, returned, added to a
+    tensor, given to `ops.assign_sub` / `ops.assign_add` or `ops.maximum` compiles; never
+    stored in the function, or only another attribute stored, compiles. Only in the
+    `construct` of a top cell (`top_cell_construct`), where it was measured."""
+    q = ctx.qualname(node.func)
+    if q not in _STORED_NUMBER_SINKS and q not in _SAME_DTYPE_PAIRS:
+        return None
+    if not top_cell_construct(func, ctx):
+        # measured only there: the same store and update in a helper method of the cell
+        # (written/heldout21b case `swa_n_averaged_python_int`), or in an optimizer a jit
+        # function reaches through `nn.TrainOneStepCell` (written/trainsteps case
+        # `optimizer_python_float_step_attr`), compile
+        return None
+    if q in _STORED_NUMBER_SINKS:
+        if len(node.args) < 2:
+            return None
+        read = _mixed_stored_number(node.args[1], func, ctx)
+        if read is None:
+            return None
+        return (
+            f"`{ctx.segment(read)}` is a Python number this function stores on `self`: under LAX the store runs "
+            f"as Python and the attribute is read back as a Float64 value, which the in-place "
+            f"`{q.rpartition('.')[2]}` of a float32 Parameter cannot take (MindSpore: Data type conversion is not "
+            "supported for a 'Parameter' ... Float64); keep it in a Parameter (`ops.assign(self.lr, ...)`), or do "
+            "not store it in compiled code"
+        )
+    if q in _SAME_DTYPE_PAIRS and len(node.args) >= 2 and restored_tensor_attrs(ctx):
+        o = _Opaque(ctx)
+        for arg in node.args[:2]:
+            if type(arg) is ast.Attribute and o._tensor_attr_stored(arg, func, frozenset(), 0) is True:
+                return (
+                    f"`{ctx.segment(arg)}` is a plain Tensor attribute this function stores again: under LAX the "
+                    f"store runs as Python and the read before it is a Float64 value, and `{q.rpartition('.')[2]}` "
+                    f"needs both inputs of one dtype (MindSpore: For primitive[{q.rpartition('.')[2].capitalize()}], "
+                    "the input type must be same ... Float64); keep the running value in a Parameter and update it "
+                    "with `ops.assign`"
+                )
+    return None
+
+
+def _mixed_stored_number(e: ast.expr, func: ast.AST, ctx: Context) -> ast.Attribute | None:
+    """The stored-number read when `e` (or the expression a name bound once holds) is
+    arithmetic one operand of which is itself arithmetic on such a read (`p - self.lr * g`,
+    `self.mean + (m - self.mean) / self.n`): LAX runs the inner operation as Python and the
+    graph's outer one makes Float64. Measured: `ops.assign(self.mean, (m - self.mean) /
+    self.n)`, the read a bare operand of the outer operation, compiles (written/heldout33c
+    probes `fix33f_f64_*`, case `obsnorm_count_python_int_counter`; heldout36d `fix36d_at*`)."""
+    if type(e) is ast.Name:
+        bound = analyzer(ctx).single_assignment(e.id, func)
+        if bound is None:
+            return None
+        e = bound
+    if type(e) is not ast.BinOp:
+        return None
+    for side in (e.left, e.right):
+        if type(side) is ast.Name:
+            bound = analyzer(ctx).single_assignment(side.id, func)
+            side = bound if bound is not None else side
+        if type(side) in (ast.BinOp, ast.UnaryOp):
+            read = _stored_number_read(side, func, ctx, 0)
+            if read is not None:
+                return read
+    return None
+
+
+def _stored_number_read(e: ast.expr, func: ast.AST, ctx: Context, depth: int) -> ast.Attribute | None:
+    """The `self.<attr>` read (`number_stored`) `e` is computed from by arithmetic, directly
+    or through a name bound once in the function; None when none."""
+    if depth > 4:
+        return None
+    t = type(e)
+    if t is ast.Attribute:
+        assert isinstance(e, ast.Attribute)
+        return e if number_stored(e, func, ctx) else None
+    if t is ast.BinOp:
+        assert isinstance(e, ast.BinOp)
+        return _stored_number_read(e.left, func, ctx, depth + 1) or _stored_number_read(e.right, func, ctx, depth + 1)
+    if t is ast.UnaryOp:
+        assert isinstance(e, ast.UnaryOp)
+        return _stored_number_read(e.operand, func, ctx, depth + 1)
+    if t is ast.Name:
+        assert isinstance(e, ast.Name)
+        bound = analyzer(ctx).single_assignment(e.id, func)
+        return _stored_number_read(bound, func, ctx, depth + 1) if bound is not None else None
+    return None
 
 
 def _built_while_compiling(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
