@@ -1594,6 +1594,34 @@ class Analyzer:
             return Kind.UNKNOWN
         if how == "kwonly":
             return Kind.CONST if default is not None else Kind.UNKNOWN
+        observed = self._observed_param_kind(fn, name, spec)
+        if observed is not None:
+            return observed
+        if default is not None:
+            return Kind.CONST
+        # graph inputs are tensors unless shown otherwise
+        if self._scope_kind(fn) not in ("construct", "jit"):
+            return Kind.UNKNOWN
+        return Kind.UNKNOWN if name in self._truth_only_inputs(fn) else Kind.TENSOR
+
+    def param_kind_seen(self, name: str, func: ast.AST | None) -> Kind | None:
+        """Kind of `func`'s parameter `name` as the project's calls show it (call sites,
+        values passed or forwarded, a pinned signature); None when no call says. `kind`
+        then takes a compiled root's input for a tensor, a guess an error must not rest on
+        (mindrlhf's `Sampler.construct(..., top_k, ...)` builds `Tensor(1/top_k)`, which
+        compiles under STRICT for the int its callers pass)."""
+        if func is None:
+            return None
+        fn = self._indexed(self._fn(func))
+        spec = fn.params.get(name)
+        if spec is None:
+            return None
+        if fn.pinned is not None:
+            return fn.pinned.get(name)
+        return self._observed_param_kind(fn, name, spec)
+
+    def _observed_param_kind(self, fn: _Fn, name: str, spec: _Param) -> Kind | None:
+        """The join of the kinds the calls of `fn` give `name` (None: no call shows one)."""
         observed: Kind | None = None
         for arg, caller in self._site_args(fn, name, spec):
             k = self._module_kind(arg) if caller is None else self._kind(arg, caller)
@@ -1610,14 +1638,7 @@ class Analyzer:
                 else self._kind(given, at)
             )
             observed = k if observed is None else max(observed, k)
-        if observed is not None:
-            return observed
-        if default is not None:
-            return Kind.CONST
-        # graph inputs are tensors unless shown otherwise
-        if self._scope_kind(fn) not in ("construct", "jit"):
-            return Kind.UNKNOWN
-        return Kind.UNKNOWN if name in self._truth_only_inputs(fn) else Kind.TENSOR
+        return observed
 
     def _truth_only_inputs(self, fn: _Fn) -> frozenset[str]:
         """Parameters of a compiled root that the body reads only for their truth value (an

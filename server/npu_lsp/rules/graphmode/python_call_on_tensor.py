@@ -1491,7 +1491,8 @@ def _from_runtime_source(e: ast.expr, func: ast.AST, a: Analyzer, ctx: Context, 
         return False
     if isinstance(e, ast.Name):
         if e.id in _parameter_names(func):
-            return e.id != "self" and a.kind(e, func) == Kind.TENSOR
+            # a tensor by its callers, not by the guess for an uncalled root's inputs
+            return e.id != "self" and a.param_kind_seen(e.id, func) == Kind.TENSOR
         bound = a.single_assignment(e.id, func)
         # bound by a loop, by unpacking, more than once (`z = np.random.randn(...)` then
         # `z = ms.Tensor(z)`: numpy data there), or at module level: not told
