@@ -418,6 +418,23 @@ class Context:
             p = self.parent(p)
         return None
 
+    def statement_of(self, node: ast.AST) -> ast.stmt | None:
+        """The innermost statement holding `node` (`node` itself when it is one)."""
+        p: ast.AST | None = node
+        while p is not None and not isinstance(p, ast.stmt):
+            p = self.parent(p)
+        return p
+
+    def ancestors(self, node: ast.AST, within: ast.AST | None) -> list[ast.AST]:
+        """The syntactic parents of `node`, innermost first, up to but not including
+        `within` (a function around it; all of them when `within` is not one)."""
+        out: list[ast.AST] = []
+        p = self.parent(node)
+        while p is not None and p is not within:
+            out.append(p)
+            p = self.parent(p)
+        return out
+
     def statement_parent(self, node: ast.AST) -> ast.AST | None:
         """The parent of a statement, `except` clause or `case` in the file's statement
         skeleton (a statement, a clause or the module; None for a node of no statement

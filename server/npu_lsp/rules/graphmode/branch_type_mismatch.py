@@ -583,15 +583,6 @@ def _only_returned_in_display(node: ast.stmt, name: str, ctx: Context) -> bool:
     return bool(reads)
 
 
-def _ancestors(node: ast.AST, ctx: Context) -> list[ast.AST]:
-    out: list[ast.AST] = []
-    p = ctx.parent(node)
-    while p is not None and p is not ctx.function:
-        out.append(p)
-        p = ctx.parent(p)
-    return out
-
-
 def _nested(ctx: Context) -> bool:
     """Is the function being checked nested in another function? (Once per function: every
     `if` asks.)"""
@@ -704,11 +695,7 @@ def _joined_twice(node: ast.If, ctx: Context) -> tuple[str, ast.AST] | None:
     parent, block, index = block_of(node, ctx)
     if index < 0 or _in_loop(node, ctx):
         return None
-    first: ast.If | None = None
-    for st in reversed(block[:index]):
-        if name in bindings([st]):
-            first = st if type(st) is ast.If and not st.orelse else None
-            break
+    first = _previous_binding_if(block, index, name)
     if first is None:
         return None
     bound = _constant_number_bound(first)
@@ -718,7 +705,6 @@ def _joined_twice(node: ast.If, ctx: Context) -> tuple[str, ast.AST] | None:
     c0 = preceding_values(first, ctx, {name}).get(name)
     if type(c0) is not ast.Constant or type(c0.value) not in _NUMBER_TYPES:
         return None
-    types = {bool: "Bool", int: "Int64", float: "Float32"}
     if type(c2.value) is type(c0.value) or (type(c2.value) is type(c1.value) and c2.value == c1.value):
         third = _third_join(node, name, block[index + 1 :], ctx)
         if third is None or {type(c0.value).__name__, type(c1.value).__name__} not in _JOINED_AGAIN:
@@ -726,8 +712,8 @@ def _joined_twice(node: ast.If, ctx: Context) -> tuple[str, ast.AST] | None:
         if not _both_run_time(node, first, ctx):
             return None
         return (
-            f"`{name}`: `{ast.unparse(c0)}` ({types[type(c0.value)]}) joined with `{ast.unparse(c1)}` "
-            f"({types[type(c1.value)]}) under the tensor `if` on line {first.lineno} cannot be joined "
+            f"`{name}`: `{ast.unparse(c0)}` ({_NUMBER_DTYPES[type(c0.value)]}) joined with `{ast.unparse(c1)}` "
+            f"({_NUMBER_DTYPES[type(c1.value)]}) under the tensor `if` on line {first.lineno} cannot be joined "
             f"again here while the tensor `if` on line {third.lineno} rebinds it once more",
             node,
         )
@@ -735,8 +721,8 @@ def _joined_twice(node: ast.If, ctx: Context) -> tuple[str, ast.AST] | None:
         return None
     return (
         f"`{name}`: after the tensor `if` on line {first.lineno}, `{name}` is a variable of "
-        f"{types[type(c0.value)]} (its value `{ast.unparse(c0)}` before it), which cannot join the "
-        f"{types[type(c2.value)]} `{ast.unparse(c2)}`",
+        f"{_NUMBER_DTYPES[type(c0.value)]} (its value `{ast.unparse(c0)}` before it), which cannot join the "
+        f"{_NUMBER_DTYPES[type(c2.value)]} `{ast.unparse(c2)}`",
         node,
     )
 
@@ -769,6 +755,17 @@ def _third_join(node: ast.If, name: str, rest: list[ast.stmt], ctx: Context) -> 
 
 #: Python number types of a constant joined by `_joined_twice`
 _NUMBER_TYPES = (bool, int, float)
+#: the graph dtype each of them becomes, as MindSpore's join messages name it
+_NUMBER_DTYPES = {bool: "Bool", int: "Int64", float: "Float32"}
+
+
+def _previous_binding_if(block: list[ast.stmt], index: int, name: str) -> ast.If | None:
+    """The last statement before `block[index]` that binds `name`, when it is an `if`
+    without `else` (the first of two joins of `name`)."""
+    for st in reversed(block[:index]):
+        if name in bindings([st]):
+            return st if type(st) is ast.If and not st.orelse else None
+    return None
 
 
 def _strict_cross_joined(node: ast.If, ctx: Context) -> tuple[str, ast.AST] | None:
@@ -804,11 +801,7 @@ def _strict_cross_joined(node: ast.If, ctx: Context) -> tuple[str, ast.AST] | No
     else:
         if _in_loop(node, ctx):
             return None
-        first: ast.If | None = None
-        for st in reversed(block[:index]):
-            if name in bindings([st]):
-                first = st if type(st) is ast.If and not st.orelse else None
-                break
+        first = _previous_binding_if(block, index, name)
         bound = _constant_number_bound(first) if first is not None else None
         if first is None or bound is None or bound[0] != name:
             return None
@@ -827,12 +820,11 @@ def _strict_cross_joined(node: ast.If, ctx: Context) -> tuple[str, ast.AST] | No
     read = _computed_after(after, name, ctx)
     if read is None or not _run_time_test(node.test, analyzer(ctx), ctx):
         return None
-    types = {bool: "Bool", int: "Int64", float: "Float32"}
     how = f"the one-turn loop on line {loop.lineno}" if loop is not None else f"the tensor `if` on line {node.lineno}"
     return (
         WholeMessage(
-            f"`{name}` joins `{ast.unparse(c0)}` ({types[type(c0.value)]}) with `{ast.unparse(c1)}` "
-            f"({types[type(c1.value)]}) under a tensor `if` and again at {how}: under STRICT it is then a "
+            f"`{name}` joins `{ast.unparse(c0)}` ({_NUMBER_DTYPES[type(c0.value)]}) with `{ast.unparse(c1)}` "
+            f"({_NUMBER_DTYPES[type(c1.value)]}) under a tensor `if` and again at {how}: under STRICT it is then a "
             f"variable that can only be handed out, and computing with it (line {read.lineno}) runs an "
             f"interpreted script that needs constant inputs (MindSpore: the inputs should be constant, but "
             f"found variable); give `{name}` one number type on every path"
@@ -1940,7 +1932,7 @@ def lax_random_scalar_join(
         return False
     if not any(random_rooted(e, ctx) for e in drawn):
         return False
-    if any(isinstance(p, (ast.For, ast.While, ast.AsyncFor)) for p in _ancestors(node, ctx)):
+    if any(isinstance(p, (ast.For, ast.While, ast.AsyncFor)) for p in ctx.ancestors(node, ctx.function)):
         return False
     return not _returned_directly(node, name, ctx)
 

@@ -384,7 +384,7 @@ def _name(e: ast.Name, ctx: Context, func: ast.AST, depth: int) -> bool:
     """The value of the last assignment of `e.id` that always runs before the read, or of
     the parameter when no assignment comes first; or a name joined with None under a tensor
     condition (`_none_joined`)."""
-    stmt = _statement_of(e, ctx)
+    stmt = ctx.statement_of(e)
     return stmt is not None and (_before(e.id, stmt, ctx, func, depth) or _none_joined(e, ctx, func))
 
 
@@ -528,13 +528,6 @@ def _assigns(s: ast.stmt, name: str) -> bool:
     if t is ast.For:
         return any(type(x) is ast.Name and x.id == name for x in ast.walk(s.target))  # type: ignore[attr-defined]
     return False
-
-
-def _statement_of(e: ast.AST, ctx: Context) -> ast.stmt | None:
-    p: ast.AST | None = e
-    while p is not None and not isinstance(p, ast.stmt):
-        p = ctx.parent(p)
-    return p
 
 
 def _always_runs(s: ast.stmt, use: ast.stmt, ctx: Context, func: ast.AST) -> bool:

@@ -425,15 +425,7 @@ class JitForbiddenApi(GraphRule):
         # probe `fix36c_getattr_name_unused`)
         recv = node.args[0]
         info = a.self_info(a.owner_class(fn))
-        if not (
-            _is_parameter(recv, info)
-            or parameter_element(recv, ctx, fn)
-            or module_cell_parameter(recv, ctx, fn)
-            or _passed_parameter(recv, fn, ctx, info)
-            or step_parameter(recv, ctx, fn)
-            or lr_parameter(recv, ctx, fn)
-            or mapped_parameter(recv, ctx, fn)
-        ):
+        if not _names_parameter(recv, fn, ctx, info):
             return
         yield ctx.diagnostic(
             self,
@@ -477,15 +469,7 @@ class JitForbiddenApi(GraphRule):
         ):
             what = f"Cell.{attr}"
             said = refused["cell_attributes"][attr]
-        elif on_param and (
-            _is_parameter(recv, info)
-            or parameter_element(recv, ctx, fn)
-            or module_cell_parameter(recv, ctx, fn)
-            or _passed_parameter(recv, fn, ctx, info)
-            or step_parameter(recv, ctx, fn)
-            or lr_parameter(recv, ctx, fn)
-            or mapped_parameter(recv, ctx, fn)
-        ):
+        elif on_param and _names_parameter(recv, fn, ctx, info):
             what = f"Parameter.{attr}"
             said = refused["parameter_attributes"][attr]
         else:
@@ -826,6 +810,23 @@ def _binds_in_function(fn: ast.AST, name: str) -> bool:
 #: attributes the call branch above already reports when they are called
 _CALL_HANDLED = _CELL_METHODS | _CELL_ONLY_METHODS | {"set_data", "init_data", "assign_value"}
 _LAYER_PARAMETERS = LAYER_PARAMETERS
+
+
+def _names_parameter(recv: ast.expr, fn: ast.AST, ctx: Context, info: SelfInfo) -> bool:
+    """Does `recv` name a Parameter in compiled code, by any of the ways the rule knows one:
+    held on `self` or a sub-cell, an element of a Parameter list, a module-level Cell's, one
+    passed to a helper, an optimizer's step or learning rate, or one a mapper hands to a
+    `MultitypeFuncGraph` overload? (The attribute read `p.name` and `getattr(p, "name")`
+    ask the same question.)"""
+    return (
+        _is_parameter(recv, info)
+        or parameter_element(recv, ctx, fn)
+        or module_cell_parameter(recv, ctx, fn)
+        or _passed_parameter(recv, fn, ctx, info)
+        or step_parameter(recv, ctx, fn)
+        or lr_parameter(recv, ctx, fn)
+        or mapped_parameter(recv, ctx, fn)
+    )
 
 
 def _is_parameter(recv: ast.expr, info: SelfInfo) -> bool:

@@ -131,7 +131,7 @@ def _view_source(e: ast.expr, at: ast.AST, func: ast.AST, ctx: Context, depth: i
     if type(e) is ast.Tuple:
         return next((v for v in (_view_source(x, at, func, ctx, depth + 1) for x in e.elts) if v is not None), None)
     if type(e) is ast.Name:
-        stmt = _statement_of(at, ctx)
+        stmt = ctx.statement_of(at)
         if stmt is None:
             return None
         for value, where in _reaching(e.id, func, stmt):
@@ -157,12 +157,6 @@ def _returned_view(call: ast.Call, func: ast.AST, ctx: Context, depth: int) -> a
             if got is not None:
                 return got
     return None
-
-
-def _statement_of(node: ast.AST, ctx: Context) -> ast.stmt | None:
-    while node is not None and not isinstance(node, ast.stmt):
-        node = ctx.parent(node)  # type: ignore[assignment]
-    return node
 
 
 def _own_nodes(func: ast.AST) -> Iterable[ast.AST]:

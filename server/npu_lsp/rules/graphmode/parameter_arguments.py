@@ -78,8 +78,10 @@ def _forwarded_tuple(arg: ast.Name, ctx: Context) -> ast.expr | None:
         return None
     if not _optimizer_construct(caller, ctx):
         return None
-    statement = _enclosing_statement(arg, caller, ctx)
-    if statement is None or any(type(p) in (ast.For, ast.While) for p in _ancestors_to(statement, caller, ctx)):
+    statement = ctx.statement_of(arg)
+    if statement is None or statement is caller or any(
+        type(p) in (ast.For, ast.While) for p in ctx.ancestors(statement, caller)
+    ):
         return None  # in a loop, the call's own rebinding would feed the next turn
     own = {id(m) for m in ast.walk(statement)}
     for n in ast.walk(caller):
@@ -110,31 +112,9 @@ def _optimizer_construct(fn: ast.FunctionDef, ctx: Context) -> bool:
 
 
 def _enclosing_function(node: ast.AST, ctx: Context) -> ast.FunctionDef | None:
-    p = ctx.parent(node)
-    while p is not None and type(p) is not ast.FunctionDef:
-        if type(p) in (ast.Lambda, ast.AsyncFunctionDef, ast.ClassDef, ast.Module):
-            return None
-        p = ctx.parent(p)
-    return p if type(p) is ast.FunctionDef else None
-
-
-def _enclosing_statement(node: ast.AST, func: ast.FunctionDef, ctx: Context) -> ast.stmt | None:
-    """The innermost statement holding `node` inside `func`."""
-    p: ast.AST | None = node
-    while p is not None and p is not func:
-        if isinstance(p, ast.stmt):
-            return p
-        p = ctx.parent(p)
-    return None
-
-
-def _ancestors_to(node: ast.AST, func: ast.AST, ctx: Context) -> list[ast.AST]:
-    out: list[ast.AST] = []
-    p = ctx.parent(node)
-    while p is not None and p is not func:
-        out.append(p)
-        p = ctx.parent(p)
-    return out
+    """The `def` directly around `node` (None inside a lambda or an `async def`)."""
+    fn = ctx.enclosing_function(node)
+    return fn if type(fn) is ast.FunctionDef else None
 
 
 def _module_binding(name: str, ctx: Context) -> ast.expr | None:

@@ -620,9 +620,9 @@ def _data_joined_under_tensor_if(name: ast.Name, a: Analyzer, ctx: Context) -> b
         return False
     if len({ast.dump(b.value) for b in binds}) < 2:
         return False
-    read_ifs = {id(p) for p in _ancestors(name, ctx)}
+    read_ifs = {id(p) for p in ctx.ancestors(name, ctx.function)}
     for b in binds:
-        for p in _ancestors(b, ctx):
+        for p in ctx.ancestors(b, ctx.function):
             if isinstance(p, ast.If) and id(p) not in read_ifs and a.kind(p.test, func).dynamic:
                 return True
     return False
@@ -750,15 +750,6 @@ def _constant_data(e: ast.expr, a: Analyzer) -> bool:
         and a.is_numpy(e)
         and all(a.kind(v) == Kind.CONST for v in [*e.args, *(k.value for k in e.keywords)])
     )
-
-
-def _ancestors(node: ast.AST, ctx: Context) -> list[ast.AST]:
-    out: list[ast.AST] = []
-    p = ctx.parent(node)
-    while p is not None and p is not ctx.function:
-        out.append(p)
-        p = ctx.parent(p)
-    return out
 
 
 def _numpy_made(e: ast.expr, ctx: Context) -> bool:
@@ -920,21 +911,12 @@ def _rebound_to_returned_self(call: ast.Call, owner: ast.Name, method: ast.Attri
     rets = [r for r in ast.walk(m) if isinstance(r, ast.Return)]
     if not rets or not all(isinstance(r.value, ast.Name) and r.value.id == "self" for r in rets):
         return False
-    looped = any(isinstance(p, (ast.For, ast.While)) for p in _parents_in(st, fn, ctx))
+    looped = any(isinstance(p, (ast.For, ast.While)) for p in ctx.ancestors(st, fn))
     return any(
         isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == owner.id and isinstance(n.ctx, ast.Load)
         and n is not method and (looped or n.lineno > (st.end_lineno or st.lineno))
         for n in ast.walk(fn)
     )
-
-
-def _parents_in(node: ast.AST, fn: ast.AST, ctx: Context) -> list[ast.AST]:
-    out: list[ast.AST] = []
-    p = ctx.parent(node)
-    while p is not None and p is not fn:
-        out.append(p)
-        p = ctx.parent(p)
-    return out
 
 
 def _plain_class(cls: ast.ClassDef, ctx: Context) -> str | None:
