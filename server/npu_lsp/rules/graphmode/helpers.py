@@ -348,9 +348,7 @@ def called_only_at_top(cls: ast.ClassDef, ctx: Context) -> bool:
 def _local_in_function(n: ast.Name, ctx: Context) -> bool:
     """Is the read `n` of a name the innermost function around it binds (a parameter or a
     store), not the module-level global?"""
-    p = ctx.parent(n)
-    while p is not None and type(p) not in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda):
-        p = ctx.parent(p)
+    p = ctx.enclosing_function(n, through_classes=True)
     if p is None:
         return False
     a = p.args  # type: ignore[attr-defined]
