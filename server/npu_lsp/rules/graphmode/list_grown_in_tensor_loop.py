@@ -60,8 +60,9 @@ class ListGrownInTensorLoop(GraphRule):
     The same for a list comprehension over such a `range` (`[v[i] for i in
     range(v.shape[0])]` after `masked_select`) or directly over a dynamic-shape result
     (`[r * 2 for r in ops.masked_select(x, m)]`); and `ops.stack` of a comprehension over
-    the rows of a `set_inputs` input of unknown size (or a tensor computed from it, or a
-    helper's `return [... for r in t]` given one), which MindSpore makes a sequence of
+    the rows of a `set_inputs` input of unknown size, or over `range(x.shape[0])` of one
+    (or a tensor computed from it, or a helper's `return [... for r in t]` given one),
+    which MindSpore makes a sequence of
     dynamic length ("'TensorType' object is not subscriptable"; MS243 has its other
     readers). A `for` (or a comprehension) over a parameter
     every module-level call gives `ms.mutable([...], True)`, a sequence of dynamic length, is

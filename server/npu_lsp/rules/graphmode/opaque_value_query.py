@@ -479,7 +479,9 @@ class FallbackValueShapeQuery(GraphRule):
     min(1.0, self.step / k)`, `self.seen += t` with `t = ids.shape[1]`, a shape's int; read
     before or after the store; a tensor stored is read back as
     the tensor), or on an object held on `self` (`self.cfg.ratio = 0.5`, then
-    `self.cfg.ratio` read), in the `construct` of a top cell such a number attribute in
+    `self.cfg.ratio` read), in the `construct` of a top cell (or of a sub-cell or a cell a
+    jit function calls, when the arithmetic uses a tensor argument of that `construct`: an
+    optimizer's `g` from its tuple of gradients compiles there) such a number attribute in
     arithmetic that is an operand of the value `ops.assign` gives a Parameter
     (`ops.assign(p, p - self.cur_lr * g)` with `self.cur_lr = self.cur_lr * self.gamma`:
     "Data type conversion is not supported for a 'Parameter' ... Float64"; `(m - self.mean)
