@@ -175,9 +175,16 @@ def _given(e: ast.expr, got: av.Value, func: FuncDef, ctx: Context) -> av.Value:
     """The value of an argument given whole, a tensor when the flow model says it is one and
     the value model does not know it (`lr = self.get_lr()` of an `nn.Optimizer`: the
     learning-rate Parameter, measured in probes `fix37a_mo_hm_lrT_*`)."""
-    if got.known or analyzer(ctx).kind(e, func) != Kind.TENSOR:
+    if got.known:
         return got
-    return av.Tensor()
+    a = analyzer(ctx)
+    params = {p.arg for p in (*func.args.posonlyargs, *func.args.args)}
+    if type(e) is ast.Name and e.id in params:
+        # what the callers give it, not the guess `kind` makes for a compiled root's input
+        kind = a.param_kind_seen(e.id, func)
+    else:
+        kind = a.kind(e, func)
+    return av.Tensor() if kind == Kind.TENSOR else got
 
 
 def _chosen(node: ast.Call, func: FuncDef, graphs: Registrations, ctx: Context) -> ast.FunctionDef | None:
