@@ -766,10 +766,12 @@ def _check_tree(
         ]
     finally:
         set_checked_words(None)
+    ctx = Context(path, text, tree, config, resolver, _words=words)
+    if _admit_overloads(ctx):
+        ctx.cache.clear()  # what the choice cached was computed without those functions compiled
     roots = resolver.local_roots()
     forced = frozenset({"graphmode"}) if roots else frozenset()
     table = _dispatch_table(config, path, text, forced, tree, words)
-    ctx = Context(path, text, tree, config, resolver, _words=words)
     table = _gated_table(table, ctx)
     walker = _Walker(ctx, table)
     try:
@@ -781,6 +783,16 @@ def _check_tree(
         ctx._parents.clear()
         ctx._stmt_parents = None
     return walker.out
+
+
+def _admit_overloads(ctx: Context) -> bool:
+    """Compile the `MultitypeFuncGraph` registrations compiled calls select, which takes the
+    rules' value model (`rules/graphmode/overload_choice.py`); only in a file naming one."""
+    if not ctx.mentions("register"):
+        return False
+    from npu_lsp.rules.graphmode.overload_choice import admit_chosen_overloads
+
+    return admit_chosen_overloads(ctx)
 
 
 def _run_rules(

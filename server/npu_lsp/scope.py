@@ -2100,6 +2100,26 @@ class ScopeResolver:
             work.append((info, fn, level, owner, qual))
         if seeds and self.workspace is not None:
             work.extend(self._workspace_seeds())
+        self._walk(work)
+
+    def admit(self, fn: FuncDef, level: Level, site: tuple[ast.Call, FuncDef, str] | None) -> bool:
+        """Compile `fn`, a function of this file, at `level`, and what it calls: a
+        `MultitypeFuncGraph` registration a call of compiled code selects, which only the
+        rules' value model tells (`rules/graphmode/overload_choice.py`). `site` is the call,
+        its function and that function's qualname when the call gives `fn` its arguments.
+        True when `fn` was not compiled before."""
+        new = id(fn) not in self.scopes
+        qual = f"{self.info.module}.{fn.name}"
+        found = None
+        if site is not None:
+            call, caller, caller_qual = site
+            found = CallSite(self.info.path, *call_position(call, self.info), caller_qual, call, caller)
+        self._add(fn, qual, "helper", level, found)
+        self._walk([(self.info, fn, level, None, qual)])
+        return new
+
+    def _walk(self, work: list[tuple[ModuleInfo, FuncDef, Level, str | None, str]]) -> None:
+        """Compile what the functions of `work` call, transitively."""
         seen: set[tuple[int, Level, str | None]] = set()
         while work:
             info, fn, level, owner, qual = work.pop()

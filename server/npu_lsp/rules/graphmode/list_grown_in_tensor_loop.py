@@ -60,8 +60,9 @@ class ListGrownInTensorLoop(GraphRule):
     The same for a list comprehension over such a `range` (`[v[i] for i in
     range(v.shape[0])]` after `masked_select`) or directly over a dynamic-shape result
     (`[r * 2 for r in ops.masked_select(x, m)]`); and `ops.stack` of a comprehension over
-    the rows of a `set_inputs` input of unknown size (or a tensor computed from it, or a
-    helper's `return [... for r in t]` given one), which MindSpore makes a sequence of
+    the rows of a `set_inputs` input of unknown size, or over `range(x.shape[0])` of one
+    (or a tensor computed from it, or a helper's `return [... for r in t]` given one),
+    which MindSpore makes a sequence of
     dynamic length ("'TensorType' object is not subscriptable"; MS243 has its other
     readers). A `for` (or a comprehension) over a parameter
     every module-level call gives `ms.mutable([...], True)`, a sequence of dynamic length, is
@@ -285,6 +286,14 @@ class ListGrownInTensorLoop(GraphRule):
                 self,
                 node,
                 f"the list comprehension on line {rows.lineno} runs over `{ctx.segment(rows.generators[0].iter)}`, a tensor whose length is known only at run time: the graph unrolls it while compiling, when that length is not known, so the list is empty here (\"For 'Stack', the 'len of input_x' must be int and must >= 1, but got '0'\"); stack or slice the tensor itself",
+            )
+            return
+        rows = _declared_range_rows(arg, ctx) if stacks else None
+        if rows is not None:
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"the list comprehension on line {rows.lineno} runs over `{ctx.segment(rows.generators[0].iter)}`, the size of a tensor known only at run time (`set_inputs` declares a dimension `None`): MindSpore makes the list a sequence of dynamic length, which cannot be stacked (\"'TensorType' object is not subscriptable\"); stack or slice the tensor itself",
             )
             return
         rows = dynamic_length_rows(arg, ctx) if stacks else None
@@ -682,6 +691,39 @@ def dynamic_length_rows(arg: ast.expr, ctx: Context) -> ast.ListComp | ast.Gener
     if gen.ifs or gen.is_async:
         return None
     return arg if iterated_declared_dynamic(gen.iter, ctx, comprehension=True, func=func) else None
+
+
+def _declared_range_rows(arg: ast.expr, ctx: Context) -> ast.ListComp | ast.GeneratorExp | None:
+    """`[x[i] for i in range(x.shape[0])]` (inline, or a name bound once to it; also
+    `range(len(x))`, a generator expression) with `x` a tensor whose first dimension the file
+    declares unknown (`set_inputs`), or one computed from it that keeps the dimension, in
+    `construct`, a sub-cell, a helper. Measured at both levels (written/lax probes
+    `fix37a_dy_comp_range_*`, difftest v6 seeds 12000551, 12000783): `ops.stack` of it
+    fails with "'TensorType' object is not subscriptable", as over the rows themselves; over
+    a declared size (`[2, 3]`) or the known second dimension it compiles."""
+    func = ctx.function
+    if not ctx.mentions("set_inputs") or func is None:
+        return None
+    if type(arg) is ast.Name:
+        if not _may_comprehend(func, ctx):
+            return None
+        arg = analyzer(ctx).single_assignment(arg.id, func)  # type: ignore[assignment]
+    if not isinstance(arg, (ast.ListComp, ast.GeneratorExp)) or len(arg.generators) != 1:
+        return None
+    gen = arg.generators[0]
+    it = gen.iter
+    if gen.ifs or gen.is_async or not (type(it) is ast.Call and len(it.args) == 1 and not it.keywords):
+        return None
+    if type(it.func) is not ast.Name or ctx.qualname(it.func) != "builtins.range":
+        return None
+    bound = it.args[0]
+    if declared_dynamic_read(bound, ctx):
+        return arg
+    read = size_read(bound)
+    if read is None:
+        return None
+    t, dim = read
+    return arg if declared_dynamic_size(t, dim if isinstance(dim, int) else None, func, ctx, comprehension=True) else None
 
 
 def computed_length_rows(arg: ast.expr, ctx: Context) -> ast.ListComp | ast.GeneratorExp | None:

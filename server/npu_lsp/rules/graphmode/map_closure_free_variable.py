@@ -179,14 +179,14 @@ def _mapper_of(f: ast.expr, ctx: Context) -> str | None:
         values = a._self_values(cls).get(f.attr, [])
         if len(values) == 1 and isinstance(values[0], ast.Call) and not values[0].args:
             return _mapper_class(ctx.qualname(values[0].func))
-        if not values and f.attr in optimizer_mappers() and _optimizer_class(cls, ctx):
+        if not values and f.attr in optimizer_mappers() and optimizer_class(cls, ctx):
             # `self.hyper_map` of an `nn.Optimizer` subclass: bound by the base's `__init__`
             # (written/heldout15a case `optim_lion_sign_update`, probes `ls_om_*`)
             return optimizer_mappers()[f.attr]
     return None
 
 
-def _optimizer_class(cls: ast.ClassDef, ctx: Context) -> bool:
+def optimizer_class(cls: ast.ClassDef, ctx: Context) -> bool:
     """Does `cls` derive from `mindspore.nn.Optimizer` (through classes of this file)?"""
     info = ctx.scopes.info
     seen: set[str] = set()

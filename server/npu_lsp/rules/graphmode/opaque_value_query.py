@@ -479,7 +479,9 @@ class FallbackValueShapeQuery(GraphRule):
     min(1.0, self.step / k)`, `self.seen += t` with `t = ids.shape[1]`, a shape's int; read
     before or after the store; a tensor stored is read back as
     the tensor), or on an object held on `self` (`self.cfg.ratio = 0.5`, then
-    `self.cfg.ratio` read), in the `construct` of a top cell such a number attribute in
+    `self.cfg.ratio` read), in the `construct` of a top cell (or of a sub-cell or a cell a
+    jit function calls, when the arithmetic uses a tensor argument of that `construct`: an
+    optimizer's `g` from its tuple of gradients compiles there) such a number attribute in
     arithmetic that is an operand of the value `ops.assign` gives a Parameter
     (`ops.assign(p, p - self.cur_lr * g)` with `self.cur_lr = self.cur_lr * self.gamma`:
     "Data type conversion is not supported for a 'Parameter' ... Float64"; `(m - self.mean)
@@ -842,22 +844,23 @@ def _stored_attribute_sink(node: ast.Call, func: ast.AST, ctx: Context) -> str |
     `ops.minimum` ("For primitive[Minimum], the input type must be same ...
     Float32 ... Float64"). Measured: the same read times a tensor, returned, added to a
     tensor, given to `ops.assign_sub` / `ops.assign_add` or `ops.maximum` compiles; never
-    stored in the function, or only another attribute stored, compiles. Only in the
-    `construct` of a top cell (`top_cell_construct`), where it was measured."""
+    stored in the function, or only another attribute stored, compiles. In the `construct`
+    of a top cell (`top_cell_construct`); in the `construct` of a cell compiled inside
+    another graph (a sub-cell, a cell a jit function calls) only when the value is computed
+    with a tensor argument of that `construct` itself (`_with_tensor_argument`)."""
     q = ctx.qualname(node.func)
     if q not in _STORED_NUMBER_SINKS and q not in _SAME_DTYPE_PAIRS:
         return None
-    if not top_cell_construct(func, ctx):
-        # measured only there: the same store and update in a helper method of the cell
-        # (written/heldout21b case `swa_n_averaged_python_int`), or in an optimizer a jit
-        # function reaches through `nn.TrainOneStepCell` (written/trainsteps case
-        # `optimizer_python_float_step_attr`), compile
+    top = top_cell_construct(func, ctx)
+    if not top and not _inner_cell_construct(func, ctx):
+        # a helper method of the cell (written/heldout21b case `swa_n_averaged_python_int`)
+        # compiles with the same store and update
         return None
     if q in _STORED_NUMBER_SINKS:
         if len(node.args) < 2:
             return None
         read = _mixed_stored_number(node.args[1], func, ctx)
-        if read is None:
+        if read is None or not (top or _with_tensor_argument(node.args[1], func, ctx)):
             return None
         return (
             f"`{ctx.segment(read)}` is a Python number this function stores on `self`: under LAX the store runs "
@@ -868,7 +871,9 @@ def _stored_attribute_sink(node: ast.Call, func: ast.AST, ctx: Context) -> str |
         )
     if q in _SAME_DTYPE_PAIRS and len(node.args) >= 2 and restored_tensor_attrs(ctx):
         o = _Opaque(ctx)
-        for arg in node.args[:2]:
+        for i, arg in enumerate(node.args[:2]):
+            if not (top or _with_tensor_argument(node.args[1 - i], func, ctx)):
+                continue
             if type(arg) is ast.Attribute and o._tensor_attr_stored(arg, func, frozenset(), 0) is True:
                 return (
                     f"`{ctx.segment(arg)}` is a plain Tensor attribute this function stores again: under LAX the "
@@ -878,6 +883,59 @@ def _stored_attribute_sink(node: ast.Call, func: ast.AST, ctx: Context) -> str |
                     "with `ops.assign`"
                 )
     return None
+
+
+def _inner_cell_construct(func: ast.AST, ctx: Context) -> bool:
+    """Is `func` the compiled `construct` of a module-level Cell class that is not (only) a
+    top cell: a sub-cell, or a cell a jit function calls?"""
+    if type(func) is not ast.FunctionDef or func.name != "construct":
+        return False
+    scope = ctx.scopes.scope_for(func)
+    owner = ctx.parent(func)
+    # a cell a jit function calls is compiled as a helper of it
+    return (
+        scope is not None
+        and scope.kind in ("construct", "helper")
+        and type(owner) is ast.ClassDef
+        and ctx.parent(owner) is ctx.tree
+    )
+
+
+def _with_tensor_argument(e: ast.expr, func: ast.AST, ctx: Context) -> bool:
+    """Is `e` arithmetic (or a tensor method, `x.min()`) on a parameter of `func`, never
+    rebound, that the program's calls give a tensor? Measured in a sub-cell's or a
+    jit-called cell's `construct` (written/heldout36d probes `fix36d_at3_*`, `fix37a_at5_*`,
+    `fix37a_at6_*`): `ops.assign(p, p - self.lr * x)` with `x` its tensor argument fails under
+    LAX as in a top cell; with `g` an element of a tuple argument (`zip(self.params, grads)`,
+    `grads[0]`: an optimizer's gradients) it compiles, in an `nn.Optimizer` or a plain Cell."""
+    from npu_lsp.rules.graphmode.ranks import is_tensor, ranks
+
+    assert isinstance(func, ast.FunctionDef)
+    params = {a.arg for a in func.args.args[1:]}
+    a = analyzer(ctx)
+    todo = [e]
+    while todo:
+        n = todo.pop()
+        t = type(n)
+        if t is ast.BinOp:
+            assert isinstance(n, ast.BinOp)
+            todo += (n.left, n.right)
+        elif t is ast.UnaryOp:
+            assert isinstance(n, ast.UnaryOp)
+            todo.append(n.operand)
+        elif t is ast.Call and type(n.func) is ast.Attribute:  # type: ignore[attr-defined]
+            todo.append(n.func.value)  # type: ignore[attr-defined]
+        elif t is ast.Name and n.id in params and not a.rebinds(n.id, func):  # type: ignore[attr-defined]
+            assert isinstance(n, ast.Name)
+            # what the calls give it: followed from the module-level calls when the shapes
+            # model can, else as the flow model sees the callers (a tuple of tensors would
+            # make the arithmetic fail anyway)
+            got = ranks(ctx).value_at(n, func, first=True)
+            if got and all(is_tensor(v) for v in got):
+                return True
+            if not got and a.param_kind_seen(n.id, func) == Kind.TENSOR:
+                return True
+    return False
 
 
 def _mixed_stored_number(e: ast.expr, func: ast.AST, ctx: Context) -> ast.Attribute | None:

@@ -1903,6 +1903,8 @@ class Ranks:
         held = a._self_values(cls).get(attr, []) if cls is not None else []
         if len(held) == 1 and at is not None and held[0] is not None:
             held = [*_list_item(held[0], at, self.ctx)]
+        if len(held) == 1 and type(held[0]) is ast.IfExp and len(e.args) == 1:
+            return self._either_layer(held[0], e, env, func, depth)
         if len(held) != 1 or not isinstance(held[0], ast.Call):
             return None
         q = self.ctx.qualname(held[0].func) or ""
@@ -1913,6 +1915,17 @@ class Ranks:
         if len(e.args) != 1:
             return None
         return self._through_layer(held[0], q, self.ev(e.args[0], env, func, depth))
+
+    def _either_layer(self, built: ast.IfExp, e: ast.Call, env: Env, func: ast.AST, depth: int) -> Val:
+        """`self.act(x)` with `self.act = nn.ReLU() if act == 'relu' else nn.Tanh()`: the shape
+        both layers give `x`, when they give the same (difftest v6 seed 12000817, written/lax
+        probe `fix37a_dy_jit_loop_after_subcell`: a `set_inputs` input's unknown first
+        dimension kept through such a block)."""
+        if not (isinstance(built.body, ast.Call) and isinstance(built.orelse, ast.Call)):
+            return None
+        src = self.ev(e.args[0], env, func, depth)
+        a, b = (self._through_layer(c, self.ctx.qualname(c.func) or "", src) for c in (built.body, built.orelse))
+        return a if a is not None and a == b else None
 
     def _sequential_call(self, built: ast.Call, e: ast.Call, env: Env, func: ast.AST, depth: int) -> Val:
         """`self.q(x)` with `self.q = nn.SequentialCell(nn.Dense(5, 32), nn.ReLU(), nn.Dense(32, 1))`
