@@ -10,10 +10,23 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
 from npu_lsp.rules.graphmode.flow import Analyzer, analyzer
 from npu_lsp.rules.graphmode.helpers import returns_in
+from npu_lsp.rules.graphmode.ranks import Val, ranks
 from npu_lsp.scope import FuncDef
 
-#: what only a dict answers (a tuple has none of these)
-_DICT_METHODS = frozenset({"keys", "values", "items", "get"})
+#: what only a dict answers: every method of `dict` (a tuple has only `count` and `index`;
+#: measured, written/heldout35a probes `fix37b_dd_*`: `.copy()`, `.pop(k)`, `.update(d)`,
+#: `.setdefault(k, v)` of a STRICT dict output fail with "'tuple' object has no attribute ...")
+_DICT_METHODS = frozenset(
+    {"keys", "values", "items", "get", "copy", "pop", "popitem", "update", "setdefault", "clear", "fromkeys"}
+)
+
+#: builtins that compare the items of what they are given: over the tuple a STRICT dict output
+#: is, they compare its tensors, and a comparison of a tensor of more than one element has no
+#: truth value (measured, written/heldout35a case `disc_fmap_dict_by_name`, probes
+#: `fix37b_dd_*`: `sorted(feats)`, `max(feats)`, `min(d)` fail with "The tensor should have
+#: only one element, but got 48, more than one element is ambiguous"; over one value, or over
+#: 0-d losses, they compile)
+_COMPARING = frozenset({"sorted", "max", "min"})
 
 
 @rule(code="MS148", name="dict-output-under-strict", severity="error", family="graphmode")
@@ -38,8 +51,11 @@ class DictOutputUnderStrict(Rule):
     literals), or the loop variable of `for k in out:` over that same output (it walks
     the tuple's tensors, and `out[k]` fails with "Only integer tensors of a single element
     can be converted to an index."; measured, written/heldout35b `render_outputs_dict_return`,
-    probes `fix35e_dk_*`: a loop that only prints `k` compiles); a read under
-    `if isinstance(out, dict):` is left alone.
+    probes `fix35e_dk_*`: a loop that only prints `k` compiles); any other dict method
+    (`.copy()`, `.pop(k)`, `.update(d)`, `.setdefault(k, v)`), `{**out}` and `f(**out)`; and
+    `sorted(out)` / `max(out)` / `min(out)` of a dict of two or more entries one of which the
+    shape model knows holds more than one element (they compare the tensors of the tuple). A
+    read under `if isinstance(out, dict):` is left alone.
 
     ## Why is this bad?
     Under STRICT, MindSpore hands a dict output of the top graph back to Python as a tuple
@@ -85,6 +101,13 @@ class DictOutputUnderStrict(Rule):
     - MindSpore 2.10, measured (written/heldout29a `tos_construct_returns_dict_metrics`): a
       jit function returning what a module-level Cell instance's `construct` returns (a
       dict), read by key in Python, fails under STRICT.
+    - MindSpore 2.10, measured (written/heldout35a case `disc_fmap_dict_by_name`, probes
+      `fix37b_dd_*`): `sorted(feats)`, `max(feats)`, `min(d)` of a returned dict of feature
+      maps fail under STRICT ("The tensor should have only one element, but got 48, more than
+      one element is ambiguous"); over one entry or 0-d losses they compile; `.copy()`,
+      `.pop`, `.update`, `.setdefault`, `{**feats}`, `dict(**feats)` fail ("'tuple' object
+      has no attribute ...", "is not a mapping"); `"c1" in feats` and `len(list(feats))`
+      compile.
     - RULES.md has no row for it (found by the independently written sets `nlp` and `zoo`).
     """
 
@@ -108,7 +131,14 @@ class DictOutputUnderStrict(Rule):
                     fn = self._dict_source(sub.value, held, memo, ctx)
                     if fn is not None and not _dict_guarded(sub, sub.value, ctx):
                         yield self._report(sub, fn, ctx)
+                elif isinstance(sub, ast.Dict):
+                    yield from self._unpacked(sub, [v for k, v in zip(sub.keys, sub.values, strict=True) if k is None], held, memo, ctx)
                 elif isinstance(sub, ast.Call):
+                    yield from self._unpacked(sub, [k.value for k in sub.keywords if k.arg is None], held, memo, ctx)
+                    if _compares_items(sub):
+                        fn = self._dict_source(sub.args[0], held, memo, ctx)
+                        if fn is not None and _compared_values_multi_element(sub.args[0], fn, ctx):
+                            yield self._report(sub, fn, ctx)
                     if isinstance(sub.func, ast.Attribute) and sub.func.attr in _DICT_METHODS:
                         fn = self._dict_source(sub.func.value, held, memo, ctx)
                         if fn is not None and not _dict_guarded(sub, sub.func.value, ctx):
@@ -122,6 +152,18 @@ class DictOutputUnderStrict(Rule):
                     for n in ast.walk(t):
                         if isinstance(n, ast.Name):
                             keys_of.pop(n.id, None)
+
+    def _unpacked(
+        self, node: ast.expr, mappings: list[ast.expr], held: dict[str, _Output], memo: dict[str, _Output | None], ctx: Context
+    ) -> Iterable[Diagnostic]:
+        """`{**out, ...}` / `f(**out)` of a STRICT dict output: `**` needs a mapping (measured,
+        written/heldout35a probes `fix37b_dd_star_merge`, `_dict_kwargs_unpack`: "'tuple'
+        object is not a mapping", "argument after ** must be a mapping, not tuple")."""
+        for m in mappings:
+            fn = self._dict_source(m, held, memo, ctx)
+            if fn is not None and not _dict_guarded(node, m, ctx):
+                yield self._report(node, fn, ctx)
+                return
 
     def _passed_back(
         self, call: ast.Call, held: dict[str, _Output], memo: dict[str, _Output | None], ctx: Context
@@ -572,3 +614,82 @@ def _header(st: ast.stmt) -> ast.stmt:
     for item in getattr(st, "items", None) or []:
         parts.append(item.context_expr)
     return ast.Expr(value=ast.Tuple(elts=parts, ctx=ast.Load())) if parts else ast.Pass()
+
+
+def _compares_items(call: ast.Call) -> bool:
+    """`sorted(out)`, `max(out)`, `min(out)`: one iterable, its items compared with each other
+    (no `key=`: the key's results are compared instead)."""
+    return (
+        isinstance(call.func, ast.Name)
+        and call.func.id in _COMPARING
+        and len(call.args) == 1
+        and not isinstance(call.args[0], ast.Starred)
+        and not any(k.arg in ("key", None) for k in call.keywords)
+    )
+
+
+def _compared_values_multi_element(e: ast.expr, fn: FuncDef, ctx: Context) -> bool:
+    """Does every dict `fn` returns (the one `e` holds among them) have two or more entries, one
+    of them a tensor of more than one element in every call of `fn` the shape model knows?
+    Then sorting or taking the max of the tuple STRICT hands back compares such a tensor (every
+    item is compared at least once) and asks for its truth value. A dict whose entries the
+    model cannot list, or whose values it cannot size, is left alone (a dict of 0-d losses
+    sorts; measured, probe `fix37b_dd_sorted_scalars_clean`)."""
+    dicts: list[list[ast.expr]] = []
+    for ret in returns_in(fn.body):
+        if ret.value is not None and not _returned_dicts(ret.value, fn, ctx, dicts):
+            return False
+    if not dicts:
+        return False
+    r = ranks(ctx)
+    for values in dicts:
+        if len(values) < 2:
+            return False
+        if not any((got := r.value_at(v, fn)) and all(_many_elements(g) for g in got) for v in values):
+            return False
+    return True
+
+
+def _returned_dicts(v: ast.expr, fn: FuncDef, ctx: Context, out: list[list[ast.expr]]) -> bool:
+    """Collect the entry values of the dicts the returned `v` holds into `out`: a dict display
+    with string keys, or a name bound once to one (also `{}`) and filled by `name["k"] = value`
+    in the function's own straight-line body. False when a dict in `v` is built otherwise."""
+    if isinstance(v, (ast.Tuple, ast.List)):
+        return all(_returned_dicts(x, fn, ctx, out) for x in v.elts)
+    a = analyzer(ctx)
+    if isinstance(v, ast.Dict):
+        if not all(k is not None and _str_key(k) for k in v.keys):
+            return False
+        if len({k.value for k in v.keys if isinstance(k, ast.Constant)}) != len(v.keys):
+            return False
+        out.append(list(v.values))
+        return True
+    if isinstance(v, ast.Name):
+        bound = a.single_assignment(v.id, fn)
+        is_dict = a.type_class(v, fn) == "dict"
+        if not is_dict and not isinstance(bound, (ast.Dict, ast.DictComp)):
+            return True  # not a dict: nothing to sort by key here
+        if not isinstance(bound, ast.Dict):
+            return False
+        entries: dict[str, ast.expr] = {}
+        for k, x in zip(bound.keys, bound.values, strict=True):
+            if not (k is not None and isinstance(k, ast.Constant) and isinstance(k.value, str)):
+                return False
+            entries[k.value] = x
+        for st in fn.body:
+            if isinstance(st, ast.Assign) and len(st.targets) == 1:
+                t = st.targets[0]
+                if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == v.id:
+                    if not (isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, str)):
+                        return False
+                    entries[t.slice.value] = st.value
+        out.append(list(entries.values()))
+        return True
+    return a.type_class(v, fn) != "dict" and not isinstance(v, (ast.DictComp, ast.Call))
+
+
+def _many_elements(v: Val) -> bool:
+    """A tensor shape with a known dimension above 1: more than one element, whatever the
+    unknown dimensions are (a comparison's truth value needs exactly one element, so a
+    `(1, 1, 1)` tensor would still sort)."""
+    return isinstance(v, tuple) and any(isinstance(d, int) and d > 1 for d in v)

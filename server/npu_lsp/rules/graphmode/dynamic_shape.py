@@ -15,11 +15,12 @@ import ast
 import functools
 import json
 from importlib import resources
+from typing import Final
 
 from npu_lsp.astutil import self_attr
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
-from npu_lsp.rules.graphmode.helpers import FUNCS
+from npu_lsp.rules.graphmode.helpers import FUNCS, returns_in
 from npu_lsp.scope import module_statements
 
 _MAX_DEPTH = 5
@@ -89,6 +90,12 @@ def dynamic_shape(e: ast.expr, ctx: Context, depth: int = 0, func: ast.AST | Non
         hit, items = _operator_items(e, ctx)
         if hit:
             return items is None
+        if func is not None and (_sized_at_run_time(e, ctx, func) or _joins_dynamic(e, ctx, depth, func)):
+            return True
+        if func is not None and (method := _self_method(e, func, ctx)) is not None:
+            # `e = self.expand(x[b], d[b])`: the helper is inlined, its result is its return's
+            returns = [r.value for r in returns_in(method.body) if r.value is not None]
+            return bool(returns) and all(dynamic_shape(r, ctx, depth + 1, method) for r in returns)
         f = e.func
         return isinstance(f, ast.Attribute) and f.attr in _table()[2] and dynamic_shape(f.value, ctx, depth + 1, func)
     if isinstance(e, ast.Attribute) and e.attr == "T":
@@ -647,3 +654,69 @@ def _called_in_graph(name: str, ctx: Context) -> bool:
         if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(scope.function)):
             return True
     return False
+
+
+#: calls whose result's shape is a size tuple argument (method name or `mindspore.ops`
+#: function -> the argument's position); a run-time scalar in it (`int(t)`, `t.item()`) makes
+#: the result's shape known only at run time (measured, written/heldout35a case
+#: `fs2_length_regulator_batch_loop_pad`, probes `fix37b_lr_*`: `ms.Tensor([e.shape[0]])` of
+#: `e = v.broadcast_to((int(n), 4))`, `ops.tile(v, (int(n), 1))`, `ops.zeros((int(n), 4))` is
+#: refused under STRICT, "the inputs should be constant, but found variable"; a constant
+#: size compiles)
+_SIZED_METHODS: Final = {"broadcast_to": 0}
+_SIZED_FUNCTIONS: Final = {"mindspore.ops.broadcast_to": 1, "mindspore.ops.tile": 1, "mindspore.ops.zeros": 0}
+#: joins whose result's length is the sum of its parts' (or their count)
+_JOINS: Final = frozenset({"mindspore.ops.cat", "mindspore.ops.concat", "mindspore.ops.stack"})
+
+
+def _sized_at_run_time(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
+    f = call.func
+    at: int | None
+    if isinstance(f, ast.Attribute) and f.attr in _SIZED_METHODS and ctx.qualname(f) is None:
+        at = _SIZED_METHODS[f.attr]
+    else:
+        at = _SIZED_FUNCTIONS.get(ctx.qualname(f) or "")
+    if at is None or at >= len(call.args):
+        return False
+    size = call.args[at]
+    return isinstance(size, (ast.Tuple, ast.List)) and any(_tensor_number(d, ctx, func) for d in size.elts)
+
+
+def _tensor_number(e: ast.expr, ctx: Context, func: ast.AST) -> bool:
+    """`int(t)` / `t.item()` of a graph tensor: a number known only at run time."""
+    if not isinstance(e, ast.Call):
+        return False
+    a = analyzer(ctx)
+    if isinstance(e.func, ast.Name) and e.func.id == "int" and len(e.args) == 1:
+        return a.kind(e.args[0], func) == Kind.TENSOR
+    if isinstance(e.func, ast.Attribute) and e.func.attr == "item" and not e.args:
+        return a.kind(e.func.value, func) == Kind.TENSOR
+    return False
+
+
+def _joins_dynamic(call: ast.Call, ctx: Context, depth: int, func: ast.AST) -> bool:
+    """`ops.cat(out)` of a list (a display, or a name whose appends are) holding a tensor of
+    run-time shape (measured, probe `fix37b_lr_helper_cat_shape_tensor`)."""
+    if ctx.qualname(call.func) not in _JOINS or not call.args:
+        return False
+    parts = call.args[0]
+    if isinstance(parts, (ast.List, ast.Tuple)):
+        return any(dynamic_shape(p, ctx, depth + 1, func) for p in parts.elts)
+    if isinstance(parts, ast.Name):
+        added = [c.args[0] for c in analyzer(ctx).changes(parts.id, func) if c.how == "append" and len(c.args) == 1]
+        return any(dynamic_shape(p, ctx, depth + 1, func) for p in added)
+    return False
+
+
+def _self_method(call: ast.Call, func: ast.AST, ctx: Context) -> ast.FunctionDef | None:
+    """The method of `func`'s class that `self.<name>(...)` calls (not `construct`)."""
+    f = call.func
+    if not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self"):
+        return None
+    cls = analyzer(ctx).owner_class(func) if isinstance(func, ast.FunctionDef) else None
+    if cls is None:
+        return None
+    return next(
+        (m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == f.attr and m.name != "construct"),
+        None,
+    )

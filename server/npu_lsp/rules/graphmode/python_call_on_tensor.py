@@ -1055,7 +1055,13 @@ def _grown_with_variables(use: ast.Name, ctx: Context) -> bool:
     name = use.id
     a = analyzer(ctx)
     if any(
-        c.how in GROWERS and c.args and a.kind(c.args[-1]).dynamic and _reaches(c.node, use, fn, ctx)
+        c.how in GROWERS
+        and c.args
+        # a size read of a tensor of run-time shape is a graph variable too (`lens.append(
+        # e.shape[0])` with `e = v.broadcast_to((int(n), 4))`: measured, written/heldout35a
+        # case `fs2_length_regulator_batch_loop_pad`, probe `fix37b_lr_loop_lens_list`)
+        and (a.kind(c.args[-1]).dynamic or dynamic_shape_read(c.args[-1], ctx))
+        and _reaches(c.node, use, fn, ctx)
         for c in a.changes(name, fn)
     ):
         return True

@@ -132,6 +132,9 @@ _OUT_SIZE_KEYWORD: Final = {
     "mindspore.mint.nn.Linear": "out_features",
     "mindspore.nn.Embedding": "embedding_size",
 }
+#: convolution layers (input rank they take): `(N, out_channels, <spatial sizes not followed>)`,
+#: the batch kept, the output channels their second argument (`out_channels`)
+_CONV_LAYERS: Final = {"mindspore.nn.Conv1d": 3, "mindspore.nn.Conv2d": 4, "mindspore.nn.Conv3d": 5}
 _LAYER_PARAMS: Final[dict[str, dict[str, list[list[object]]]]] = {
     f"mindspore.nn.{k}": v for k, v in _DATA["layer_parameters"].items() if k != "_doc"
 }
@@ -1952,9 +1955,16 @@ class Ranks:
     def _through_layer(self, ctor: ast.Call, q: str, src: Val) -> Val:
         """The shape a layer built by `ctor` (qualified name `q`) gives an input of shape
         `src`: the same for a same-shape layer, the last axis mapped to the output size for a
-        Dense-like one, an axis added by `nn.Embedding`; None for any other layer."""
+        Dense-like one, an axis added by `nn.Embedding`, the channels of a convolution (its
+        spatial sizes unknown); None for any other layer."""
         if q in _SAME_LAYERS:
             return src if isinstance(src, tuple) or src == DYN_RANK else None
+        rank = _CONV_LAYERS.get(q)
+        if rank is not None:
+            if not isinstance(src, tuple) or len(src) != rank:
+                return None
+            out = ctor.args[1] if len(ctor.args) >= 2 else next((k.value for k in ctor.keywords if k.arg == "out_channels"), None)
+            return (src[0], self._ctor_int(out, ctor), *(None,) * (rank - 2))
         kw = _OUT_SIZE_KEYWORD.get(q)
         if kw is None:
             return None
