@@ -324,7 +324,11 @@ class ListGrownInTensorLoop(GraphRule):
         scalar_loop = _growing_scalar_range_loop(name, node, ctx)
         if scalar_loop is not None:
             it = scalar_loop.iter
-            if isinstance(it, ast.Call) and ctx.qualname(it.func) == "builtins.range":
+            if isinstance(it, ast.Call) and ctx.qualname(it.func) == "builtins.range" and any(
+                _fallback_size_read(arg, ctx) for arg in it.args
+            ):
+                over = f"whose `range` bound `{ctx.segment(it.args[-1])}` is the size of a value JIT Fallback made (LAX holds it as a Python object)"
+            elif isinstance(it, ast.Call) and ctx.qualname(it.func) == "builtins.range":
                 over = "whose `range` bound is a run-time scalar read from a tensor"
             elif isinstance(it, ast.Name) and it.id in _dynamic_len_params(ctx):
                 over = f"over `{it.id}`, a sequence of dynamic length (`ms.mutable(..., True)`) whose length is known only at run time"
