@@ -951,6 +951,8 @@ def closure_dead_binding(node: ast.If, ctx: Context) -> tuple[str, ast.stmt, str
             if _new_value(here):
                 return name, here, "bound on one path only"
             continue
+        if _unpacks(here) or _unpacks(there):
+            continue  # an item of an unpacked value on either path: not measured, not compared
         a, b = _bound_value(here), _bound_value(there)
         if a is None or b is None or not (_new_value(here) or _new_value(there)):
             continue
@@ -976,10 +978,35 @@ def _branch_bindings(block: list[ast.stmt], ctx: Context) -> dict[str, ast.stmt]
             for t in targets:
                 if isinstance(t, ast.Name):
                     out.setdefault(t.id, st)
+                elif isinstance(t, (ast.Tuple, ast.List)):
+                    # each name unpacked is a new value MindSpore takes out of the tuple, also
+                    # from a display of names (`a, b = y, x`; measured, written/lax probes
+                    # `genfresh37_cu2_tensor_if_*`, `genfresh37_cu_tensor_if_*`: `out, vjp_fn =
+                    # ms.vjp(f, x)`, `vals, idx = ops.sort(x[0])` with one name unused fail
+                    # the join; fresh v6 seed 12001044)
+                    for name in _unpacked(t):
+                        out.setdefault(name, st)
         elif isinstance(st, ast.If) and not analyzer(ctx).kind(st.test).dynamic:
             for name, inner in {**_branch_bindings(st.orelse, ctx), **_branch_bindings(st.body, ctx)}.items():
                 out.setdefault(name, inner)
     return out
+
+
+def _unpacked(t: ast.Tuple | ast.List) -> list[str]:
+    """The names an unpacking target binds, nested ones too (`(loss, aux), grads = ...`)."""
+    out: list[str] = []
+    for e in t.elts:
+        if isinstance(e, ast.Name):
+            out.append(e.id)
+        elif isinstance(e, (ast.Tuple, ast.List)):
+            out.extend(_unpacked(e))
+        elif isinstance(e, ast.Starred) and isinstance(e.value, ast.Name):
+            out.append(e.value.id)
+    return out
+
+
+def _unpacks(st: ast.stmt) -> bool:
+    return isinstance(st, ast.Assign) and any(isinstance(t, (ast.Tuple, ast.List)) for t in st.targets)
 
 
 def _bound_value(st: ast.stmt) -> ast.expr | None:
@@ -1080,7 +1107,8 @@ class BranchTypeMismatch(GraphRule):
     from two paths and then given to `ops.cast` / `astype` (`DtypeToEnum`); and, under
     STRICT only, None against a value (bound to a name, returned first, inside a tuple).
     Inside a nested function (a closure in compiled code), also a name the `if` binds and
-    nobody reads afterwards, bound on one path only (to anything but a literal), or to a
+    nobody reads afterwards (also one of the names an unpacking binds: `out, vjp_fn =
+    ms.vjp(f, x)` with `out` unused), bound on one path only (to anything but a literal), or to a
     value on one path and a literal or a tensor of another dtype on the other: a closure's
     branches keep such names, and MindSpore cannot join them. Under LAX a side holding a
     Python object (a JIT Fallback result, also one a call passes in) joins with anything and
@@ -1166,6 +1194,10 @@ class BranchTypeMismatch(GraphRule):
       tensor-dependent `break` / `continue` with a Python-number accumulator returned after
       it (case `rl_ppo_kl_early_stop_item`, probes `fe18b_ex_*`, written/reach2 probe
       `ct_float_total_continue_return`).
+    - An unused name unpacked in a tensor-dependent `if` of a closure (`l, g =
+      ms.value_and_grad(f)(x)`, `out, vjp_fn = ms.vjp(f, x)`, `vals, idx = ops.sort(x[0])`,
+      `a, b = y, x`): written/lax probes `genfresh37_cu_*`, `genfresh37_cu2_*` (both names
+      read compiles), fresh v6 seed 12001044.
     - The join table: `mindspore/core/abstract/abstract_value.cc` (`AbstractBase::Join` and
       its overrides), measured per join kind at LAX and STRICT in
       tests/npu_lsp/fixtures/joins/joins.py.

@@ -51,7 +51,9 @@ class ListGrownInTensorLoop(GraphRule):
     `@ms.jit_class` / plain object the cell holds that `construct` gives the input,
     under `net.set_inputs(Tensor(shape=[None, 3, 4], ...))`, any dimension `None`; or a
     tensor computed from such an input that keeps the unknown dimension, `y = ops.relu(x)`,
-    `x = x * 2` before the method is called): that loop is unrolled while compiling, with
+    `x = x * 2` before the method is called), or, under LAX, the size of a value JIT
+    Fallback made (`range(x.shape[0])` after `x = x + math.floor(x.max()) * 0`): that loop
+    is unrolled while compiling, with
     no iterations (a list holding elements before such a loop cannot be stacked either).
     A tuple or list grown by concatenation (`outs = outs + (r,)`, `outs += (r,)`) in such
     a loop is as empty. `max(lst)` / `min(lst)` / `sum(lst)` of a list left empty that way
@@ -116,6 +118,11 @@ class ListGrownInTensorLoop(GraphRule):
       `sum` of the emptied list, comprehensions stacked: written/lax probes `fix35b_dy_*`
       (54 judged; a declared `[2, 3]`, `len(lst)` and a comprehension indexed at `[0]`
       compile), difftest v6 seed 12000541.
+    - Under LAX, `range(x.shape[0])` / `range(len(x))` of a JIT Fallback value (`x +
+      math.floor(x.max()) * 0`, `ms.Tensor(x.asnumpy())`, `x * self.mask` after `if
+      self.mask is None: self.mask = ...`): written/lax probes `genfresh37_ip_*`,
+      `genfresh37_mk_*` (rejected; after `.item()` it compiles), fresh v6 seeds 12001101,
+      12001001.
     - Direct iteration of a dynamic-shape tensor: the written set `domains`
       (`gnn_readout_python_split`) and its `iterate_*` probes (an input tensor iterated, and
       a `masked_select` result accumulated without a list, compile).
@@ -326,7 +333,11 @@ class ListGrownInTensorLoop(GraphRule):
         scalar_loop = _growing_scalar_range_loop(name, node, ctx)
         if scalar_loop is not None:
             it = scalar_loop.iter
-            if isinstance(it, ast.Call) and ctx.qualname(it.func) == "builtins.range":
+            if isinstance(it, ast.Call) and ctx.qualname(it.func) == "builtins.range" and any(
+                _fallback_size_read(arg, ctx) for arg in it.args
+            ):
+                over = f"whose `range` bound `{ctx.segment(it.args[-1])}` is the size of a value JIT Fallback made (LAX holds it as a Python object)"
+            elif isinstance(it, ast.Call) and ctx.qualname(it.func) == "builtins.range":
                 over = "whose `range` bound is a run-time scalar read from a tensor"
             elif isinstance(it, ast.Name) and it.id in _dynamic_len_params(ctx):
                 over = f"over `{it.id}`, a sequence of dynamic length (`ms.mutable(..., True)`) whose length is known only at run time"
@@ -830,11 +841,34 @@ def _unknown_trip_count(it: ast.expr, ctx: Context, a: Analyzer) -> bool:
             or dynamic_shape_read(arg, ctx)
             or declared_dynamic_read(arg, ctx)
             or _kept_declared_dynamic_read(arg, ctx)
+            or _fallback_size_read(arg, ctx)
             for arg in it.args
         )
     if isinstance(it, ast.Name) and it.id in _dynamic_len_params(ctx):
         return True
     return dynamic_shape(it, ctx) or _unstacked_declared_dynamic(it, ctx) or iterated_declared_dynamic(it, ctx)
+
+
+def _fallback_size_read(e: ast.expr, ctx: Context) -> bool:
+    """Under LAX, `range(x.shape[0])` / `range(len(x))` of a value JIT Fallback made
+    (`x = x + math.floor(x.max()) * 0`, `x + ms.Tensor(x.asnumpy())`, `x * self.mask` with
+    `self.mask` stored under `if self.mask is None:`): its size is unknown while compiling,
+    so the loop is unrolled with no turn (measured, written/lax probes `genfresh37_ip_*`,
+    `genfresh37_mk_*`: stacking what it appended fails, "For 'Stack', the 'len of input_x'
+    ... got '0'"; after `x + x.max().item() * 0` or `len(str(x.shape))` it compiles; fresh
+    v6 seed 12001101). A name joined with None under a tensor condition is not counted
+    (its `ops.shape(v)[0]` compiles: `_Opaque`'s `none_joins`)."""
+    if ctx.scope is None or ctx.scope.level != "lax" or ctx.function is None:
+        return False
+    read = size_read(e)
+    if read is None:
+        return False
+    from npu_lsp.rules.graphmode.opaque_value_query import _has_fallback, _Opaque
+
+    if not _has_fallback(ctx):
+        return False
+    o = _Opaque(ctx, none_joins=False)
+    return o.value(read[0], ctx.function, o.opaque_params(ctx.function))
 
 
 def _kept_declared_dynamic_read(e: ast.expr, ctx: Context) -> bool:

@@ -29,9 +29,10 @@ class NestedBranchUnusedValue(GraphRule):
     Flags a call in compiled code of a function nested in another (a closure `construct`
     defines, a function inside a helper or an `@ms.jit` function) when an `if` of that
     function binds a name to a computed value (`a = x[0]`, `vals, idx = ops.sort(x[0])` with
-    `idx` unused, `a, b = x.shape`) that the function never reads afterwards, and the caller
-    uses the result (reads the name it is bound to other than in its `return`, or operates
-    on the call). The `if` is one MindSpore folds while compiling (`if x.ndim == 2:`, known
+    `idx` unused, `a, b = x.shape`, `(loss, aux), g = ms.value_and_grad(f, has_aux=True)(x)`
+    with `loss` unused) that the function never reads afterwards, and the caller
+    uses the result (reads the name it is bound to other than in its `return`, operates
+    on the call, or gives it straight to a MindSpore function: `ops.relu(stage(x))`). The `if` is one MindSpore folds while compiling (`if x.ndim == 2:`, known
     to select the side holding the binding) or one on a value of unknown kind; under a
     tensor condition the two sides cannot be joined, which MS119 reports.
 
@@ -67,7 +68,9 @@ class NestedBranchUnusedValue(GraphRule):
     - RULES.md, section 1 (rejected at every level).
     - Measured on MindSpore 2.10 (written/lax probes `genfresh30_cl_*`, `genfresh30_helper_*`,
       `genfresh30_jit_nested`, `genfresh30_method_dead`; fresh v5 seeds 10600027, 11600186,
-      11700107).
+      11700107). Nested unpacking targets and results given to `ops.relu` / `mint.abs`
+      (`len(...)` and a function of the file compile): probes `genfresh37_cu_const_*`,
+      `genfresh37_cu2_const_*`, fresh v6 seeds 12001079, 12001110.
     """
 
     nodes = (ast.Call,)
@@ -98,7 +101,7 @@ class NestedBranchUnusedValue(GraphRule):
         if type(f) is not ast.Name or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return ()
         fn = _nested_with_unused(func, ctx).get(f.id)
-        if fn is None or not _used(node, func, ctx, lambda e: _repeated(e, ctx)):
+        if fn is None or not (_used(node, func, ctx, lambda e: _repeated(e, ctx)) or _operator_input(node, ctx)):
             return ()
         found = _unused_branch_value(fn, ctx)
         assert found is not None
@@ -197,7 +200,20 @@ def _computed_targets(st: ast.Assign) -> list[str]:
             if isinstance(v, (ast.Tuple, ast.List)) and len(v.elts) == len(t.elts):
                 out.extend(e.id for e, item in zip(t.elts, v.elts, strict=True) if isinstance(e, ast.Name) and _computed(item))
             else:
-                out.extend(e.id for e in t.elts if isinstance(e, ast.Name))
+                out.extend(_unpacked_names(t))
+    return out
+
+
+def _unpacked_names(t: ast.Tuple | ast.List) -> list[str]:
+    """The names an unpacking target binds, nested ones too (`(loss, aux), grads =
+    ms.value_and_grad(f, has_aux=True)(x)` binds `loss`; measured, written/lax probe
+    `genfresh37_cu2_const_if_nested_unpack`, fresh v6 seed 12001079)."""
+    out: list[str] = []
+    for e in t.elts:
+        if isinstance(e, ast.Name):
+            out.append(e.id)
+        elif isinstance(e, (ast.Tuple, ast.List)):
+            out.extend(_unpacked_names(e))
     return out
 
 
@@ -234,6 +250,20 @@ def _read_later(name: str, st: ast.stmt, reads: dict[str, list[tuple[int, int]]]
         if first < (st.lineno, st.col_offset) and at <= last and any(first <= r <= last for r in spots):
             return True
     return False
+
+
+def _operator_input(call: ast.Call, ctx: Context) -> bool:
+    """`ops.relu(f(x))`, `mint.abs(f(x))`: the result given straight to a MindSpore function,
+    which takes no tuple for its tensor ("Failed calling ReLU with
+    "input=Tuple[Tensor[Float32]*2]""; measured, written/lax probes `genfresh37_cu2_const_if_*`:
+    `len(f(x))` or a function of this file returning `t[0]` compile)."""
+    child: ast.expr = call
+    parent = ctx.parent(call)
+    while isinstance(parent, ast.IfExp) and child is not parent.test:
+        child, parent = parent, ctx.parent(parent)  # `ops.relu(f(x) if c else x)`
+    if not isinstance(parent, ast.Call) or child not in parent.args:
+        return False
+    return (ctx.qualname(parent.func) or "").startswith("mindspore.")
 
 
 def _repeated(e: ast.expr, ctx: Context) -> bool:

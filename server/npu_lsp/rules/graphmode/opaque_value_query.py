@@ -599,7 +599,12 @@ class FallbackValueShapeQuery(GraphRule):
     - RULES.md, section 2 (JIT Fallback at LAX); target shapes measured with the written
       probes `lax` (`sh_a`, `sh_b`, `sh_n` rejected under LAX; `int(t)` in a shape, an axis,
       `tile` multiples or a `one_hot` depth compiles: `sh_c`...`sh_m`).
-    - `mint` overloads by keyword: written/lax probes `fix32e_fkw_*` and `fix32e_kw_*`
+    - `mint` overloads by keyword: written/lax probes `fix32e_fkw_*` and `fix32e_kw_*`;
+      not of a namedtuple built from keyword arguments only (`Out(value=x)`: written/lax
+      probes `genfresh37_nt_*`, fresh v6 seed 12001088).
+    - A layer a sub-cell holds because every construction gives its `__init__` the same one
+      (`shared = nn.Dense(3, 3)`; `Reader(shared)`): written/lax probes `genfresh37_sh_*`,
+      fresh v6 seed 12001098.
       (of a graph tensor all compile), difftest seeds 12000004, 12000102.
     - `int(t)` / `float(t)` / `t.item()` of a tensor computed from `Tensor(i, ms.int32)` of a
       run-time number `i = int(scores.argmax())` (greedy picking: `scores = scores -
@@ -803,8 +808,9 @@ class FallbackValueShapeQuery(GraphRule):
             )
             return
         if node.keywords and ctx.qualname(node.func) in _keyword_overloads():
-            env = o.opaque_params(func)  # also a parameter a caller gives such a value (seed 12000004)
-            given = next((a for a in _call_arguments(node) if o.value(a, func, env)), None)
+            kw = _Opaque(ctx, keyword_namedtuples=False)
+            env = kw.opaque_params(func)  # also a parameter a caller gives such a value (seed 12000004)
+            given = next((a for a in _call_arguments(node) if kw.value(a, func, env)), None)
             if (
                 given is not None
                 and _constant_keywords_only(node, func, ctx)
@@ -821,6 +827,38 @@ class FallbackValueShapeQuery(GraphRule):
             why = _Opaque(ctx, tensor_index=True, typed_index=True).typed_index_sink(node, func)
         if why:
             yield ctx.diagnostic(self, node, why)
+
+
+def _given_to_init(cls: ast.ClassDef, attr: str, ctx: Context) -> ast.Call | None:
+    """The layer `self.<attr> = <param>` holds when every `Cls(...)` call of the file gives
+    `__init__` the same one: a call, or a name bound once to a call in the calling function
+    (`shared = nn.Dense(3, 3)`, then `Reader(shared)` twice). Measured (written/lax probes
+    `genfresh37_sh_*`): such an `nn.Dense` given a JIT Fallback value fails under LAX as one
+    built in the sub-cell's own `__init__` does ("'int' object has no attribute '__len__'";
+    fresh v6 seed 12001098); an `nn.ReLU` compiles."""
+    owner = ctx.scopes.info.classes.get(cls.name)
+    param = owner.attr_params.get(attr) if owner is not None else None
+    init = owner.methods.get("__init__") if owner is not None else None
+    if param is None or not isinstance(init, ast.FunctionDef):
+        return None
+    params = [p.arg for p in init.args.args[1:]]
+    from npu_lsp.rules.graphmode.values import instances
+
+    made: ast.Call | None = None
+    for call in instances(ctx).instantiations(cls.name):
+        if any(isinstance(x, ast.Starred) for x in call.args):
+            return None
+        given = next((k.value for k in call.keywords if k.arg == param), None)
+        if given is None and param in params and params.index(param) < len(call.args):
+            given = call.args[params.index(param)]
+        if isinstance(given, ast.Name):
+            given = analyzer(ctx).single_assignment(given.id, ctx.enclosing_function(call, lambdas=False))
+        if not isinstance(given, ast.Call):
+            return None
+        if made is not None and ast.dump(given) != ast.dump(made):
+            return None
+        made = made or given
+    return made
 
 
 #: in-place updates of a Parameter that fail on a value computed from a number attribute the
@@ -1266,8 +1304,16 @@ class _Opaque:
         graph_calls: bool = False,
         typed_index: bool = False,
         in_place: bool = False,
+        keyword_namedtuples: bool = True,
     ) -> None:
         self.ctx = ctx
+        #: does an instance of a module's namedtuple class built from keyword arguments only
+        #: (`Out(value=x)`) count? Not for an overloaded `mint` function given keywords: LAX
+        #: passes them to it (measured, written/lax probes `genfresh37_nt_*`: `mint.max(x,
+        #: dim=1)` of `x = o[0] + o.scale` compiles for `o = Out(value=x)` or `Out(value=x,
+        #: scale=2.0)`, fails for `Out(x)`, `Out(x, 2.0)`, `Out(x, scale=2.0)`; a
+        #: comprehension over `x[0]` fails for the keyword form too; fresh v6 seed 12001088)
+        self.keyword_namedtuples = keyword_namedtuples
         #: does a list display changed by a method LAX runs by JIT Fallback count
         #: (`_IN_PLACE_FALLBACK`)? Only for joins: sinks take such a list's values
         #: (`joins_anything_at_lax`)
@@ -1292,7 +1338,8 @@ class _Opaque:
             + (".index" if tensor_index else "")
             + (".loops" if graph_calls else "")
             + (".typed" if typed_index else "")
-            + (".inplace" if in_place else ""),
+            + (".inplace" if in_place else "")
+            + ("" if keyword_namedtuples else ".nokw"),
             {},
         )
 
@@ -1444,6 +1491,14 @@ class _Opaque:
             # 10500090 and 10900075, where `map` over such an `x` compiles)
             return formats_value(e, self.ctx, func)
         if isinstance(e, ast.Call):
+            if (
+                not self.keyword_namedtuples
+                and e.keywords
+                and not e.args
+                and isinstance(e.func, ast.Name)
+                and e.func.id in namedtuple_classes(self.ctx)
+            ):
+                return False
             if self.in_place:
                 seen = self._in_place_call(e, func, env, depth)
                 if seen is not None:
@@ -1702,7 +1757,9 @@ class _Opaque:
 
     def opaque_params(self, func: ast.AST, depth: int = 0) -> frozenset[str]:
         """Parameters of `func` some call of it in this file gives a fallback value."""
-        memo: dict[int, frozenset[str]] = self.ctx.cache.setdefault("opaque.params", {})
+        memo: dict[int, frozenset[str]] = self.ctx.cache.setdefault(
+            "opaque.params" if self.keyword_namedtuples else "opaque.params.nokw", {}
+        )
         hit = memo.get(id(func))
         if hit is not None:
             return hit
@@ -2011,7 +2068,11 @@ class _Opaque:
         if cls is None:
             return None
         values = a._self_values(cls).get(attr, [])
-        return values[0] if len(values) == 1 else None
+        if len(values) != 1:
+            return None
+        if isinstance(values[0], ast.Name):
+            return _given_to_init(cls, attr, self.ctx) or values[0]
+        return values[0]
 
     def _is_sequential(self, held: ast.expr | None) -> bool:
         return isinstance(held, ast.Call) and self.ctx.qualname(held.func) == "mindspore.nn.SequentialCell"
