@@ -1274,6 +1274,12 @@ class Analyzer:
             return k
         return Kind.CONST
 
+    def straight_line_value(self, e: ast.Name, func: ast.AST | None = None) -> ast.expr | None:
+        """The value of the plain `name = value` every path to the read `e` last went through
+        in straight-line code (see `_straight_line_kind`); None when a loop or a branch
+        decides, or no such statement binds it."""
+        return self._straight_line_value(e, func if func is not None else self.ctx.function)
+
     def _straight_line_value(self, e: ast.Name, func: ast.AST | None) -> ast.expr | None:
         """The value of the plain `name = value` that is the nearest earlier statement binding
         the name in the read's block or a block around it (up to `func`); None otherwise."""
