@@ -279,6 +279,13 @@ def _dict_paths(fn: FuncDef, ctx: Context, depth: int = 0) -> frozenset[tuple[in
         elif isinstance(v, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in v.elts):
             for i, e in enumerate(v.elts):
                 walk(e, (*path, i))
+        elif isinstance(v, ast.IfExp):
+            # `return {"loss": loss} if output_dict else loss`: the flag folds per call, and
+            # a caller reading the output by a str key runs the dict side (measured,
+            # written/heldout37b case `loss_cliploss_output_dict_flag`: `out["contrastive_loss"]`
+            # fails under STRICT, "tuple indices must be integers or slices, not str")
+            walk(v.body, path)
+            walk(v.orelse, path)
         elif isinstance(v, ast.Name) and depth == 0 and _dict_argument(v.id, fn, a, ctx):
             # the dict the caller passed in, handed back (`batch["h"] = ...; return batch`)
             found.add(path)
