@@ -2712,7 +2712,9 @@ class Analyzer:
             k = self._name_kind(fn, name)
             if k == Kind.VAR and name in fn.carried:
                 return self._read_kind(e, fn, k)  # type: ignore[arg-type]
-            if k.dynamic and len(fn.bindings.get(name, ())) > 1:
+            if k.dynamic and not self._stack and len(fn.bindings.get(name, ())) > 1:
+                # only once the names' kinds are solved: inside the solver a read must see
+                # the function-wide fact, or a loop's provisional values would leak into it
                 return self._straight_line_kind(e, fn, k)  # type: ignore[arg-type]
             return k
         handler = _KIND_HANDLERS.get(t)
