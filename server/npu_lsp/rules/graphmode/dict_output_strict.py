@@ -26,7 +26,9 @@ class DictOutputUnderStrict(Rule):
     inside a returned tuple or list (`total, losses = net(x)` then `losses["cls"]`, also a
     sub-cell's dict the network returns, `return self.head(x)`,
     `out[1]["feat"]`), and the dicts of a returned list grown by appends (per-image results,
-    `results.append({"boxes": b, ...})`, read as `res[0]["boxes"]`). Also such an output given
+    `results.append({"boxes": b, ...})`, read as `res[0]["boxes"]`), and a dict on either side
+    of a returned conditional expression (`return {"loss": loss} if output_dict else loss`,
+    the caller passing `output_dict=True`). Also such an output given
     back to a STRICT graph that reads it by key (a KV cache or a state dict passed to the next
     call: `y, past = dec(x)` then `dec(x, past)` with `past["k0"]` in `construct`). The returned
     dict may also be the auxiliary output of a gradient function built with `has_aux=True`

@@ -49,7 +49,9 @@ class Int32ItemAsIndex(GraphRule):
     size: as the index of a tuple (`SCALES[i.item()]`, also through a name `k = i.item()`),
     as the index of a list under STRICT, as the index of a store into a list
     (`counts[i.item()] += 1.0`, every level), as an index of a tensor (`probs[0, a]` with
-    `a = ops.multinomial(probs, 1)[0, 0].item()`), as a slice bound (`x[:, :n.item()]`), in
+    `a = ops.multinomial(probs, 1)[0, 0].item()`), as a slice bound (`x[:, :n.item()]`, also
+    of a store into a tensor, `self.queue[:, p : p + n] = x` with `p = self.ptr.item()` of an
+    int32 Parameter), in
     the sizes of `reshape` / `view` / `tile` and
     in the shape given to `ops.zeros` / `ops.ones` / `ops.reshape`, and in the `size` of
     `ops.interpolate(..., mode="bilinear")` (also `int(t.item())` or arithmetic on the item

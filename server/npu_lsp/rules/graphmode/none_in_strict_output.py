@@ -27,7 +27,9 @@ class NoneInStrictOutput(GraphRule):
     bound to None (`past = None`, or `attn_weights = None` under `if not
     output_attentions:` when that call leaves the flag at its default False). A sub-cell's
     call returned whole (`return self.inner(x)`) counts with the tuple every kept `return`
-    of the sub-cell's `construct` gives (`return y, None`).
+    of the sub-cell's `construct` gives (`return y, None`). A `return` the unpacked call never
+    reaches is left alone: after `if keep: return x, tuple(hs)` with `keep=True` by default
+    and the call leaving it, MindSpore folds the `if` and compiles nothing after it.
 
     Also, without such an unpacking, a `return` of the top compiled function (the
     `construct` of a network plain code builds and calls, or a jit function no other

@@ -82,7 +82,8 @@ class UnsupportedPythonCall(GraphRule):
       construction passes, a module-level dict, never stored into:
       `self.config.get("hidden_act", "SiLU").strip()`; written/heldout19a probes `s20_*`), the `__name__` of a class or function, a
       name from `dir(...)`, the variable of a `for` over a module-level list or tuple of str
-      constants (`name.split("_")` in `for name in AGENTS:`), a key of a dict display whose keys are str constants
+      constants (`name.split("_")` in `for name in AGENTS:`) or over such a tuple held on `self`,
+      also a constructor default (`t.format(c).split()` for `t` in `self.templates`), a key of a dict display whose keys are str constants
       (`len(name)` in `for name, w in self.weights.items()`, `for k in d`), or the `.name`
       of an `enum.Enum` member (its `.value` too when that is a str): `self.mode.strip()`, `type(self).__name__.endswith("Block")`,
       `n.startswith("_")` in `for n in dir(cfg)`...), and the ones
