@@ -1270,7 +1270,9 @@ class Analyzer:
         read that rebinds the name, or a last binding that is not a plain `name = value`
         (an `if`, a `for`, an unpacking), keeps `k`."""
         value = self._straight_line_value(e, fn.func)
-        if value is None or self._kind(value, fn) != Kind.CONST:
+        # only a call or a literal: the model's kind of an item of a grown list (`outs[0] +
+        # outs[1]` after appends) is no sure constant (difftest seed 9100186)
+        if type(value) not in (ast.Call, ast.Constant) or self._kind(value, fn) != Kind.CONST:  # type: ignore[arg-type]
             return k
         return Kind.CONST
 
@@ -5022,11 +5024,22 @@ def _setattr_loop_values(loop: ast.For, out: dict[str, list[ast.expr | None]], c
 
 
 def _binds_name(node: ast.AST, name: str) -> bool:
-    """Does `node` (a statement) bind `name` anywhere, nested blocks included?"""
+    """Does `node` (a statement) bind `name` anywhere, nested blocks included, or change it
+    in place (`name.append(t)`, `name[i] = t`: `outs = []` then appends in a loop is no
+    constant; difftest seed 9100186)?"""
     for n in ast.walk(node):
         t = type(n)
         if t is ast.Name:
             if n.id == name and type(n.ctx) is not ast.Load:  # type: ignore[attr-defined]
+                return True
+        elif t is ast.Call or t is ast.Subscript:
+            target = n.func if t is ast.Call else n  # type: ignore[attr-defined]
+            if (
+                type(target) in (ast.Attribute, ast.Subscript)
+                and type(target.value) is ast.Name  # type: ignore[union-attr]
+                and target.value.id == name  # type: ignore[union-attr]
+                and (t is ast.Call or type(n.ctx) is not ast.Load)  # type: ignore[attr-defined]
+            ):
                 return True
         elif (t in _SCOPES or t is ast.alias or t is ast.ExceptHandler) and name in (
             getattr(n, "name", None),
