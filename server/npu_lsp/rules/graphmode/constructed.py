@@ -219,14 +219,18 @@ def _assigned(binds: list[ast.AST], where: ast.AST) -> ast.expr | None:
     return None
 
 
-def elements(e: ast.expr, where: ast.AST | None, ctx: Context, depth: int = 0) -> list[ast.expr] | None:
+def elements(
+    e: ast.expr, where: ast.AST | None, ctx: Context, depth: int = 0, defaults: bool = False
+) -> list[ast.expr] | None:
     """The expressions of the items a list or tuple holds, followed to where it was built:
     a display, `list(...)` / `tuple(...)` / `sorted(...)` of one, a name bound once to one, a
     parameter of a Cell's `__init__` (every place building the Cell, by `argument`),
     `self.<attr>` of a method (its `__init__` sources), and a comprehension `[s for s in
     xs]` or `[s[0] for s in specs]` over one of those displays (its items, or their k-th
     items). None when any route is unknown. The graph holds such a sequence as a constant
-    whose items keep their Python types (a str item is a String of the graph)."""
+    whose items keep their Python types (a str item is a String of the graph). With
+    `defaults`, a constructor parameter's default a place building the Cell leaves out
+    counts as what it gives."""
     if depth > _DEPTH:
         return None
     d = depth + 1
@@ -241,7 +245,7 @@ def elements(e: ast.expr, where: ast.AST | None, ctx: Context, depth: int = 0) -
             and f.id in ("list", "tuple", "sorted")
             and ctx.qualname(f) == f"builtins.{f.id}"
         ):
-            return elements(e.args[0], where, ctx, d)
+            return elements(e.args[0], where, ctx, d, defaults)
         return None
     if isinstance(e, (ast.ListComp, ast.GeneratorExp)):
         if len(e.generators) != 1 or not isinstance(e.generators[0].target, ast.Name):
@@ -249,7 +253,7 @@ def elements(e: ast.expr, where: ast.AST | None, ctx: Context, depth: int = 0) -
         gen = e.generators[0]
         target = gen.target
         assert isinstance(target, ast.Name)
-        base = elements(gen.iter, where, ctx, d)
+        base = elements(gen.iter, where, ctx, d, defaults)
         if base is None:
             return None
         elt = e.elt
@@ -272,12 +276,12 @@ def elements(e: ast.expr, where: ast.AST | None, ctx: Context, depth: int = 0) -
         return None
     if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
         cls = analyzer(ctx).owner_class(where)
-        found = sources(cls, e.attr, ctx) if cls is not None else None
+        found = sources(cls, e.attr, ctx, defaults) if cls is not None else None
         if not found:
             return None
         out = []
         for src, at in found:
-            items = elements(src, at, ctx, d)
+            items = elements(src, at, ctx, d, defaults)
             if items is None:
                 return None
             out.extend(items)
@@ -290,22 +294,22 @@ def elements(e: ast.expr, where: ast.AST | None, ctx: Context, depth: int = 0) -
             if e.id in params:
                 if len(_local_bindings(init, ctx).get(e.id, [])) != 1:
                     return None  # the parameter is rebound in `__init__`
-                passed = argument(cls, params.index(e.id), e.id, ctx)
+                passed = argument(cls, params.index(e.id), e.id, ctx, defaults)
                 if not passed:
                     return None
                 out = []
                 for src, at in passed:
-                    items = elements(src, at, ctx, d)
+                    items = elements(src, at, ctx, d, defaults)
                     if items is None:
                         return None
                     out.extend(items)
                 return out
         value = built(e, where, ctx)
-        return None if value is None else elements(value, where, ctx, d)
+        return None if value is None else elements(value, where, ctx, d, defaults)
     return None
 
 
-def str_elements(e: ast.expr, where: ast.AST | None, ctx: Context) -> bool:
+def str_elements(e: ast.expr, where: ast.AST | None, ctx: Context, defaults: bool = False) -> bool:
     """Does the list or tuple `e` hold only str constants (and at least one)?"""
-    items = elements(e, where, ctx) or []
+    items = elements(e, where, ctx, defaults=defaults) or []
     return bool(items) and all(isinstance(x, ast.Constant) and isinstance(x.value, str) for x in items)

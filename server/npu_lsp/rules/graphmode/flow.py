@@ -1258,6 +1258,66 @@ class Analyzer:
                 return k
         return base
 
+    def _straight_line_kind(self, e: ast.Name, fn: _Fn, k: Kind) -> Kind:
+        """Kind of the name `e` reads at its own point, when the function-wide kind `k` is a
+        graph variable but the statement every path to the read last went through binds it
+        to a constant: MindSpore's graph is in SSA form, so a later rebinding does not reach
+        back. `mask = np.full((n, n), -inf)` then `mask = Tensor(np.triu(mask, 1))` gives
+        `np.triu` a constant (numpy is folded while compiling), and compiles under STRICT
+        (measured, written/heldout37b cases `textenc_causal_mask_numpy_in_construct`,
+        `vilt_patch_sampling_numpy_random_choice` and probes `fix37d_np_*`; `mask = x + 1`
+        then the same line is refused). Only straight-line code counts: a loop around the
+        read that rebinds the name, or a last binding that is not a plain `name = value`
+        (an `if`, a `for`, an unpacking), keeps `k`."""
+        value = self._straight_line_value(e, fn.func)
+        # only a call or a literal: the model's kind of an item of a grown list (`outs[0] +
+        # outs[1]` after appends) is no sure constant (difftest seed 9100186)
+        if type(value) not in (ast.Call, ast.Constant) or self._kind(value, fn) != Kind.CONST:  # type: ignore[arg-type]
+            return k
+        return Kind.CONST
+
+    def straight_line_value(self, e: ast.Name, func: ast.AST | None = None) -> ast.expr | None:
+        """The value of the plain `name = value` every path to the read `e` last went through
+        in straight-line code (see `_straight_line_kind`); None when a loop or a branch
+        decides, or no such statement binds it."""
+        return self._straight_line_value(e, func if func is not None else self.ctx.function)
+
+    def _straight_line_value(self, e: ast.Name, func: ast.AST | None) -> ast.expr | None:
+        """The value of the plain `name = value` that is the nearest earlier statement binding
+        the name in the read's block or a block around it (up to `func`); None otherwise."""
+        parent = self.ctx.parent
+        child: ast.AST = e
+        node = parent(e)
+        name = e.id
+        while node is not None:
+            t = type(node)
+            if t in _SCOPES and node is not func:
+                return None
+            if t in _COMPREHENSIONS:
+                return None
+            for block in ("body", "orelse", "finalbody"):
+                stmts = getattr(node, block, None)
+                if type(stmts) is not list:
+                    continue
+                i = next((i for i, st in enumerate(stmts) if st is child), -1)
+                if i < 0:
+                    continue
+                for st in reversed(stmts[:i]):
+                    if not _binds_name(st, name):
+                        continue
+                    if type(st) is ast.Assign and len(st.targets) == 1:
+                        target = st.targets[0]
+                        if type(target) is ast.Name and target.id == name:
+                            return st.value
+                    return None
+                break
+            if node is func:
+                return None
+            if (t in _LOOPS or t is ast.Try) and _binds_name(node, name):
+                return None  # a later turn, or a handler, may see another binding
+            child, node = node, parent(node)
+        return None
+
     def _rebound_before(self, e: ast.Name, loop: ast.stmt) -> bool:
         """Is `e` read inside `loop`'s body after a statement of a block enclosing it (in
         that body) that binds `e.id` to a value not read from it? A rebinding outside the
@@ -2654,6 +2714,10 @@ class Analyzer:
             k = self._name_kind(fn, name)
             if k == Kind.VAR and name in fn.carried:
                 return self._read_kind(e, fn, k)  # type: ignore[arg-type]
+            if k.dynamic and not self._stack and len(fn.bindings.get(name, ())) > 1:
+                # only once the names' kinds are solved: inside the solver a read must see
+                # the function-wide fact, or a loop's provisional values would leak into it
+                return self._straight_line_kind(e, fn, k)  # type: ignore[arg-type]
             return k
         handler = _KIND_HANDLERS.get(t)
         return handler(self, e, fn) if handler is not None else Kind.UNKNOWN
@@ -4957,3 +5021,29 @@ def _setattr_loop_values(loop: ast.For, out: dict[str, list[ast.expr | None]], c
 
         for name in instances(ctx).setattr_loop_names(loop, call.args[1]) or ():
             out.setdefault(name, []).append(call.args[2])
+
+
+def _binds_name(node: ast.AST, name: str) -> bool:
+    """Does `node` (a statement) bind `name` anywhere, nested blocks included, or change it
+    in place (`name.append(t)`, `name[i] = t`: `outs = []` then appends in a loop is no
+    constant; difftest seed 9100186)?"""
+    for n in ast.walk(node):
+        t = type(n)
+        if t is ast.Name:
+            if n.id == name and type(n.ctx) is not ast.Load:  # type: ignore[attr-defined]
+                return True
+        elif t is ast.Call or t is ast.Subscript:
+            target = n.func if t is ast.Call else n  # type: ignore[attr-defined]
+            if (
+                type(target) in (ast.Attribute, ast.Subscript)
+                and type(target.value) is ast.Name  # type: ignore[union-attr]
+                and target.value.id == name  # type: ignore[union-attr]
+                and (t is ast.Call or type(n.ctx) is not ast.Load)  # type: ignore[attr-defined]
+            ):
+                return True
+        elif (t in _SCOPES or t is ast.alias or t is ast.ExceptHandler) and name in (
+            getattr(n, "name", None),
+            getattr(n, "asname", None),
+        ):
+            return True
+    return False

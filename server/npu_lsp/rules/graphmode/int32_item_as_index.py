@@ -49,7 +49,9 @@ class Int32ItemAsIndex(GraphRule):
     size: as the index of a tuple (`SCALES[i.item()]`, also through a name `k = i.item()`),
     as the index of a list under STRICT, as the index of a store into a list
     (`counts[i.item()] += 1.0`, every level), as an index of a tensor (`probs[0, a]` with
-    `a = ops.multinomial(probs, 1)[0, 0].item()`), as a slice bound (`x[:, :n.item()]`), in
+    `a = ops.multinomial(probs, 1)[0, 0].item()`), as a slice bound (`x[:, :n.item()]`, also
+    of a store into a tensor, `self.queue[:, p : p + n] = x` with `p = self.ptr.item()` of an
+    int32 Parameter), in
     the sizes of `reshape` / `view` / `tile` and
     in the shape given to `ops.zeros` / `ops.ones` / `ops.reshape`, and in the `size` of
     `ops.interpolate(..., mode="bilinear")` (also `int(t.item())` or arithmetic on the item
@@ -123,6 +125,20 @@ class Int32ItemAsIndex(GraphRule):
                 # index should be an int64 number, but got a Int32 number"
                 if self._int32_item(node.slice, ctx) and self._is_sequence(node.value, ctx, (ast.List, ast.ListComp), "list"):
                     yield self._report(node.slice, f"the index of a store into the list `{ctx.segment(node.value)}`", ctx)
+                    return
+                # a slice bound of a store into a tensor (`self.queue[:, p : p + n] = x` with
+                # `p = ptr.item()`) fails as in a read, at every level (measured,
+                # written/heldout37b case `r2_albef_queue_ptr_parameter_item_slice`, probes
+                # `fix37d_qp_*`: "Select CPU operator[SliceToIndices] fail"; int64 compiles)
+                index = node.slice
+                parts = index.elts if isinstance(index, ast.Tuple) else [index]
+                if analyzer(ctx).kind(node.value) == Kind.TENSOR:
+                    for part in parts:
+                        if isinstance(part, ast.Slice):
+                            for bound in (part.lower, part.upper):
+                                if bound is not None and self._int32_item(bound, ctx):
+                                    yield self._report(bound, "a slice bound of a store into a tensor", ctx)
+                                    return
                 return
             index = node.slice
             if isinstance(index, ast.Slice) or (isinstance(index, ast.Tuple) and any(isinstance(e, ast.Slice) for e in index.elts)):
@@ -211,7 +227,10 @@ class Int32ItemAsIndex(GraphRule):
                 for side, other in ((e.left, e.right), (e.right, e.left))
             )
         if isinstance(e, ast.Name):
-            bound = analyzer(ctx).single_assignment(e.id, ctx.function)
+            a = analyzer(ctx)
+            # bound once, or (bound again elsewhere, `neg_idx` in two loops) by the plain
+            # assignment straight-line code last went through before this read
+            bound = a.single_assignment(e.id, ctx.function) or a.straight_line_value(e, ctx.function)
             if bound is None:
                 return False
             e = bound
@@ -224,6 +243,8 @@ class Int32ItemAsIndex(GraphRule):
         ):
             return False
         recv = values(ctx).of(e.func.value)
+        if isinstance(recv, av.Tensor) and recv.dtype is None:
+            return _parameter_dtype(e.func.value, ctx) == "int32"
         return isinstance(recv, av.Tensor) and recv.dtype == "int32"
 
     def _int32_converted(self, e: ast.expr, ctx: Context) -> bool:
@@ -278,3 +299,24 @@ class Int32ItemAsIndex(GraphRule):
             f"`{ctx.segment(e)}` is an Int32 scalar known only at run time; MindSpore cannot use it as {where} (it needs int64): use `int(...)`",
         )
 
+
+def _parameter_dtype(e: ast.expr, ctx: Context) -> str | None:
+    """The dtype of the data `__init__` builds the Parameter `self.<attr>` from
+    (`Parameter(Tensor(np.zeros(1, np.int32)), requires_grad=False)`), when it stores it
+    once. ALBEF's queue pointer: `ptr = self.queue_ptr.item()` as a slice bound fails as the
+    item of any int32 tensor does (measured, written/heldout37b case
+    `r2_albef_queue_ptr_parameter_item_slice` and probes `fix37d_qp_*`: "Select CPU
+    operator[SliceToIndices] fail"; an int64 Parameter's item compiles)."""
+    if not (type(e) is ast.Attribute and type(e.value) is ast.Name and e.value.id == "self"):
+        return None
+    a = analyzer(ctx)
+    cls = a.owner_class(ctx.function)
+    stored = a._self_values(cls).get(e.attr, []) if cls is not None else []
+    if len(stored) != 1 or type(stored[0]) is not ast.Call or not stored[0].args:
+        return None
+    made = stored[0]
+    if (ctx.qualname(made.func) or "").rsplit(".", 1)[-1] != "Parameter":
+        return None
+    init = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None) if cls else None
+    data = values(ctx).of(made.args[0], init)
+    return data.dtype if isinstance(data, av.Tensor) else None

@@ -788,7 +788,12 @@ def _local_with_cell_only_method(recv: ast.expr, method: str, fn: ast.AST, ctx: 
     `gan_set_requires_grad_in_construct`, pix2pix's `set_requires_grad`, probes `fix32d_gp_*`):
     "Failed to compile in GRAPH_MODE because the method or function
     'mindspore.nn.cell.Cell.get_parameters' is not supported in 'construct'" at LAX and
-    STRICT; the same helper never called from `construct` compiles."""
+    STRICT; the same helper never called from `construct` compiles. Also an item of such a
+    local (`model_pair[0].get_parameters()` for `model_pair` in a list attribute of cell
+    pairs, ALBEF's `_momentum_update`: the same error, measured with written/heldout37b case
+    `albef_momentum_update_zip_params_assign`)."""
+    while type(recv) is ast.Subscript:
+        recv = recv.value
     if method not in _CELL_PARAMETER_METHODS or type(recv) is not ast.Name or recv.id == "self":
         return False
     if not _binds_in_function(fn, recv.id):

@@ -27,7 +27,9 @@ class NoneInStrictOutput(GraphRule):
     bound to None (`past = None`, or `attn_weights = None` under `if not
     output_attentions:` when that call leaves the flag at its default False). A sub-cell's
     call returned whole (`return self.inner(x)`) counts with the tuple every kept `return`
-    of the sub-cell's `construct` gives (`return y, None`).
+    of the sub-cell's `construct` gives (`return y, None`). A `return` the unpacked call never
+    reaches is left alone: after `if keep: return x, tuple(hs)` with `keep=True` by default
+    and the call leaving it, MindSpore folds the `if` and compiles nothing after it.
 
     Also, without such an unpacking, a `return` of the top compiled function (the
     `construct` of a network plain code builds and calls, or a jit function no other
@@ -138,7 +140,7 @@ class NoneInStrictOutput(GraphRule):
         literal = _holds_none(value)
         if not literal and not any(type(e) in (ast.Name, ast.Tuple, ast.List) for e in value.elts):
             return
-        site = _unpacked_call(func, scope.kind, value, ctx)
+        site = _unpacked_call(func, scope.kind, value, ctx, node)
         if site is None:
             if not literal:
                 return
@@ -217,7 +219,7 @@ def _constant_none_display(sub: ast.ClassDef, ctx: Context) -> ast.Tuple | None:
 
 
 def _unpacked_call(
-    func: ast.FunctionDef, kind: str, value: ast.Tuple | ast.List, ctx: Context
+    func: ast.FunctionDef, kind: str, value: ast.Tuple | ast.List, ctx: Context, ret: ast.Return | None = None
 ) -> tuple[ast.Assign, ast.Tuple | ast.List, int] | None:
     """A module-level `a, b = entry(...)` (also nested, `a, (b, c) = ...`), calling this jit
     function or a module-level instance of the Cell whose `construct` this is (or
@@ -235,10 +237,45 @@ def _unpacked_call(
         target = st.targets[0]
         if not isinstance(target, (ast.Tuple, ast.List)) or not callers.calls(st.value):
             continue
+        if ret is not None and _dead_for_call(ret, func, st.value, ctx):
+            continue
         lost = _short(target, value, func, ctx, st.value)
         if lost is not None:
             return st, *lost
     return None
+
+
+def _dead_for_call(ret: ast.Return, func: ast.FunctionDef, call: ast.Call, ctx: Context) -> bool:
+    """Is the `return` never reached by `call`, because a root statement before it is an `if`
+    on an argument the call gives a constant (a flag left at its default) whose side taken
+    always returns? MindSpore folds that `if` and compiles nothing after it (measured,
+    written/heldout37b case `textenc_hidden_states_list_append` and probes `fix37d_dr_*`:
+    `if keep: return x, tuple(hs)` then `return x, None` compiles under STRICT when `keep`
+    defaults to True and the call leaves it; given False, the `None` is dropped and the
+    unpacking fails)."""
+    env = values(ctx).call_env(call, func, None)
+    site = _instance_site(call, ctx)
+    if not env and site is None:
+        return False
+    for st in func.body:
+        if st.lineno <= ret.lineno <= (st.end_lineno or st.lineno):
+            return False  # reached the statement holding the `return`
+        if type(st) is not ast.If:
+            continue
+        truth = _test_in_env(st.test, env, func, ctx, site)
+        if truth is not None and _always_returns(st.body if truth else st.orelse):
+            return True
+    return False
+
+
+def _always_returns(block: list[ast.stmt]) -> bool:
+    """Does every path through `block` end in a `return` or a `raise`?"""
+    if not block:
+        return False
+    last = block[-1]
+    if type(last) in (ast.Return, ast.Raise):
+        return True
+    return type(last) is ast.If and _always_returns(last.body) and _always_returns(last.orelse)
 
 
 def _short(

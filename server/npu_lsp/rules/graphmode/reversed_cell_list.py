@@ -23,8 +23,10 @@ class ReversedCellList(GraphRule):
     """## What it does
     Flags `reversed(self.layers)` in compiled code when `self.layers` is an `nn.CellList`
     (in a `for`, a `zip`, a comprehension), also of a slice of it (`reversed(self.laterals[:-1])`,
-    itself a CellList), and a loop `for i in reversed(range(len(self.layers)))`
-    whose body picks `self.layers[i]`; also `reversed()` of a Python container holding the
+    itself a CellList), and `reversed()` of anything that reads the CellList as a whole
+    (`for i in reversed(range(len(self.layers)))`, whatever the body does: the script is given
+    the CellList; `reversed(range(self.n))` and `reversed(range(n))` of `n = len(self.layers)`
+    compile, with `self.layers[i]` in the body); also `reversed()` of a Python container holding the
     CellList (`reversed(list(zip(feats, self.lateral)))`, `reversed(list(self.up))`) and a
     `zip` of the CellList with a `reversed()` list (`zip(self.up, reversed(skips))`). The same
     holds for any builtin the graph does not implement, for the functions of `itertools`
@@ -76,7 +78,11 @@ class ReversedCellList(GraphRule):
       over it and `list(self.layers)` compile. Written/heldout30a case
       `r2_topdown_reversed_zip_prev_first_lateral` and probes `fix30e_rz_*`: `reversed` of a
       slice of a CellList fails the same way; a slice of a slice (`self.laterals[:-1][::-1]`)
-      and `reversed` of a tuple slice compile.
+      and `reversed` of a tuple slice compile. Written/heldout37b case
+      `r2_misc_reversed_range_index_clean` and probes `fix37d_rr_*`: `reversed(range(len(self.layers)))`
+      fails even when the body never indexes the cells; `reversed(range(self.n))`, `reversed(range(3))`,
+      `reversed(range(n))` of a local `n = len(self.layers)`, and `range(len(self.layers) - 1, -1, -1)`
+      compile with `self.layers[i]` in the body, alike or different cells.
     """
 
     nodes = (ast.Call,)
@@ -142,12 +148,14 @@ class ReversedCellList(GraphRule):
                 f"`reversed(self.{held})` of a CellList is interpreted, not compiled, and its items cannot be typed (Unsupported element type[unknown]); iterate `self.{held}[::-1]`",
             )
             return
-        indexed = _reversed_indices_of(node, ctx)
-        if indexed is not None:
+        mentioned = _cell_list_mentioned(arg, ctx)
+        if mentioned is not None:
             yield ctx.diagnostic(
                 self,
                 node,
-                f"the items of `reversed(range(...))` are interpreted values: `self.{indexed}[...]` picked with them cannot be typed (Unsupported element type[unknown]); iterate `self.{indexed}[::-1]`",
+                f"`{ctx.segment(node)}` is interpreted, not compiled, and its script is given the CellList `self.{mentioned}` "
+                f"(through `{ctx.segment(arg)}`), which it cannot type (Unsupported element type[unknown]); "
+                f"take `n = len(self.{mentioned})` first and reverse `range(n)`, or iterate `self.{mentioned}[::-1]`",
             )
 
 
@@ -290,24 +298,23 @@ def _cell_list_attr(e: ast.expr, ctx: Context) -> str | None:
     return e.attr if qual is not None and qual.rpartition(".")[2] == "CellList" else None
 
 
-def _reversed_indices_of(call: ast.Call, ctx: Context) -> str | None:
-    """For `for i in reversed(range(len(self.layers)))` (or `range(n)`): the CellList
-    attribute the loop body indexes with `i`."""
-    rng = call.args[0]
-    if not (isinstance(rng, ast.Call) and isinstance(rng.func, ast.Name) and rng.func.id == "range"):
+def _cell_list_mentioned(arg: ast.expr, ctx: Context) -> str | None:
+    """The CellList attribute `self.layers` that the argument of `reversed` reads as a whole
+    (`range(len(self.layers))`, `range(len(self.layers) - 1)`), not an item of it. MindSpore
+    interprets `reversed(...)` as a script and hands it every graph value the argument
+    reads: given the CellList it stops with "Unsupported element type[unknown]", whether
+    or not the loop then indexes the cells. Measured on 2.10 (written/heldout37b probes
+    `fix37d_rr_*`, case `r2_misc_reversed_range_index_clean`): `reversed(range(len(self.layers)))`
+    is rejected at both levels even when the body never touches the cells; `reversed(range(self.n))`,
+    `reversed(range(3))` and `n = len(self.layers)` before `reversed(range(n))` compile, with
+    `self.layers[i]` picked in the body, alike or different cells; so does
+    `range(len(self.layers) - 1, -1, -1)`, and `reversed(range(len(self.body)))` of a SequentialCell."""
+    if type(arg) is not ast.Call:
         return None
-    func = ctx.function
-    if func is None:
-        return None
-    for loop in ast.walk(func):
-        if isinstance(loop, ast.For) and loop.iter is call and isinstance(loop.target, ast.Name):
-            var = loop.target.id
-            for n in (x for st in loop.body for x in ast.walk(st)):
-                if (
-                    isinstance(n, ast.Subscript)
-                    and isinstance(n.slice, ast.Name)
-                    and n.slice.id == var
-                    and (held := _cell_list_attr(n.value, ctx)) is not None
-                ):
-                    return held
+    items = {id(n.value) for n in ast.walk(arg) if type(n) is ast.Subscript}
+    for n in ast.walk(arg):
+        if type(n) is ast.Attribute and id(n) not in items:
+            held = _cell_list_attr(n, ctx)
+            if held is not None:
+                return held
     return None

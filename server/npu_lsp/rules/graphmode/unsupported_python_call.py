@@ -82,7 +82,8 @@ class UnsupportedPythonCall(GraphRule):
       construction passes, a module-level dict, never stored into:
       `self.config.get("hidden_act", "SiLU").strip()`; written/heldout19a probes `s20_*`), the `__name__` of a class or function, a
       name from `dir(...)`, the variable of a `for` over a module-level list or tuple of str
-      constants (`name.split("_")` in `for name in AGENTS:`), a key of a dict display whose keys are str constants
+      constants (`name.split("_")` in `for name in AGENTS:`) or over such a tuple held on `self`,
+      also a constructor default (`t.format(c).split()` for `t` in `self.templates`), a key of a dict display whose keys are str constants
       (`len(name)` in `for name, w in self.weights.items()`, `for k in d`), or the `.name`
       of an `enum.Enum` member (its `.value` too when that is a str): `self.mode.strip()`, `type(self).__name__.endswith("Block")`,
       `n.startswith("_")` in `for n in dir(cfg)`...), and the ones
@@ -1092,14 +1093,18 @@ def _held_strs(it: ast.expr, ctx: Context) -> bool:
     a constant of Strings, so a loop over it binds a str (measured, written/heldout21a case
     `mtl_task_names_string_branch` and probes `st22_sa_*`: `name.startswith("log_")` is
     refused under STRICT, "cannot get attributes startswith or the String object";
-    `name.lower()` and `name == "ctr"` compile)."""
+    `name.lower()` and `name == "ctr"` compile). Also a constructor parameter's default
+    every place building the Cell leaves (written/heldout37b case
+    `zeroshot_templates_format_loop_in_construct`, probes `fix37d_zs_*`: `t.split()` and
+    `t.format(c).split()` for `t` in `self.templates` of `templates=("a photo of a {}", ...)`
+    are refused under STRICT as of a tuple passed in)."""
     if not (isinstance(it, ast.Attribute) and isinstance(it.value, ast.Name) and it.value.id == "self"):
         return False
     func = ctx.function
     cls = analyzer(ctx).owner_class(func)
     if cls is None or values(ctx)._set_elsewhere(cls, it.attr):
         return False
-    return constructed.str_elements(it, func, ctx)
+    return constructed.str_elements(it, func, ctx, defaults=True)
 
 
 def _str_keyed_dict_iteration(it: ast.expr, target: ast.expr, ctx: Context) -> ast.expr | None:
