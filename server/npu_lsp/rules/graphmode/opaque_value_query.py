@@ -498,8 +498,8 @@ class FallbackValueShapeQuery(GraphRule):
     `ops.scalar_to_tensor(v, dtype)` compile; written/heldout34b probes `fix34d_rt_*`,
     `fix34d_int_ptr_*`); `min` / `max` of an item of a module-level dict the function
     stores into (`STATE["calls"] += 1`, then `max(0.0, 1.0 - 0.1 * STATE["calls"])`). A
-    name read in a loop body holds what the body binds to it after the read, or in the
-    statement that reads it, too (from the second pass on: `h = self.cell(x, h)` then `x =
+    name read in a loop body holds what the body binds to it after the read (in a `for` over
+    `reversed(...)`, also in the statement that reads it), too (from the second pass on: `h = self.cell(x, h)` then `x =
     ...` of such a value; `out = lat + ops.interpolate(out, ...)`). The variable of a `for`
     over `reversed(...)` of a list or tuple a comprehension builds from sub-cell outputs
     (`laterals = [l(f) for l, f in zip(self.lateral, feats)]`, `tuple(...)` of one) is such a
@@ -1769,11 +1769,17 @@ class _Opaque:
             body = loop.body
             if not body or not (body[0].lineno, body[0].col_offset) <= where <= (body[-1].end_lineno or 0, body[-1].end_col_offset or 0):
                 continue
+            # in a `for` over `reversed(...)`, also the assignment whose value holds the read
+            # (`out = lat + ops.interpolate(out, ...)`: the next pass reads what this one
+            # bound; measured, written/heldout37a probes `fix37e_rv_*`); elsewhere only
+            # later ones (other loops' readers, MS145's fill-value chains, were measured
+            # with the first pass's value: written/gen18 probes `genfresh24_full_range_*`)
+            own = type(loop) is ast.For and type(loop.iter) is ast.Call and self.ctx.qualname(loop.iter.func) == "builtins.reversed"
             for st in body:
                 for n in ast.walk(st):
-                    # an assignment after the read, or the one whose value holds it (`out =
-                    # lat + ops.interpolate(out, ...)`: the next pass reads what this one bound)
-                    if type(n) is not ast.Assign or (n.end_lineno or n.lineno, n.end_col_offset or 0) <= where:
+                    if type(n) is not ast.Assign or (
+                        (n.end_lineno or n.lineno, n.end_col_offset or 0) if own else (n.lineno, n.col_offset)
+                    ) <= where:
                         continue
                     if not any(t.id == name.id for t in n.targets for t in _target_names(t)):
                         continue
