@@ -500,8 +500,16 @@ class FallbackValueShapeQuery(GraphRule):
     `ops.scalar_to_tensor(v, dtype)` compile; written/heldout34b probes `fix34d_rt_*`,
     `fix34d_int_ptr_*`); `min` / `max` of an item of a module-level dict the function
     stores into (`STATE["calls"] += 1`, then `max(0.0, 1.0 - 0.1 * STATE["calls"])`). A
-    name read in a loop body holds what the body binds to it after the read, too (from the
-    second pass on: `h = self.cell(x, h)` then `x = ...` of such a value). Also
+    name read in a loop body holds what the body binds to it after the read (in a `for` over
+    `reversed(...)`, also in the statement that reads it), too (from the second pass on: `h = self.cell(x, h)` then `x =
+    ...` of such a value; `out = lat + ops.interpolate(out, ...)`). The variable of a `for`
+    over `reversed(...)` of a list or tuple a comprehension builds from sub-cell outputs
+    (`laterals = [l(f) for l, f in zip(self.lateral, feats)]`, `tuple(...)` of one) is such a
+    value: LAX runs `reversed` by JIT Fallback at run time (an FPN top-down loop `for lat in
+    reversed(laterals[:-1])` giving `lat` or the carried `out` to `ops.interpolate`,
+    `ops.repeat_interleave`, `nn.Dense`, `nn.LayerNorm`, `ops.gelu`, `ops.zeros_like` fails;
+    adding, `ops.cat`, `ops.relu`, an `nn.Conv2d` and reading `lat.shape` compile, and so do
+    `laterals[-2::-1]` and `reversed` of a `construct` argument). Also
     `ops.interpolate(x, scale_factor=..., recompute_scale_factor=True)` in a function where
     `min` / `max` takes a number attribute the function stores on `self` (`self.step += 1`,
     `min(1.0, self.step / k)`: "'int' object is not iterable"). And a sink: a
@@ -622,6 +630,11 @@ class FallbackValueShapeQuery(GraphRule):
       callees: written/everyday probes `fix35g_*` (`cast`, `sorted`, `reversed`, `set`, `any`,
       `dict` given a list, `copy` and `sqrt` imported by name fail; `typing.cast`, `copy.copy`,
       `math.sqrt` and a `cast` of a name bound first compile).
+    - `for` over `reversed(...)` of a comprehension of sub-cell outputs: written/heldout37a
+      cases `swin_decoder_reversed_celllist_iteration`, `r2_fpn_reversed_list_*` and probes
+      `fix37e_rv_*`, `fix37e_rv2_*` (a list display or a list grown by `append` crashes the
+      LAX compile instead; a carry changed by `repeat_interleave` without the item fails too,
+      not flagged).
     """
 
     nodes = (ast.Call, ast.Attribute, ast.Subscript, ast.ListComp, ast.GeneratorExp, ast.For)
@@ -1871,9 +1884,17 @@ class _Opaque:
             body = loop.body
             if not body or not (body[0].lineno, body[0].col_offset) <= where <= (body[-1].end_lineno or 0, body[-1].end_col_offset or 0):
                 continue
+            # in a `for` over `reversed(...)`, also the assignment whose value holds the read
+            # (`out = lat + ops.interpolate(out, ...)`: the next pass reads what this one
+            # bound; measured, written/heldout37a probes `fix37e_rv_*`); elsewhere only
+            # later ones (other loops' readers, MS145's fill-value chains, were measured
+            # with the first pass's value: written/gen18 probes `genfresh24_full_range_*`)
+            own = type(loop) is ast.For and type(loop.iter) is ast.Call and self.ctx.qualname(loop.iter.func) == "builtins.reversed"
             for st in body:
                 for n in ast.walk(st):
-                    if type(n) is not ast.Assign or (n.lineno, n.col_offset) <= where:
+                    if type(n) is not ast.Assign or (
+                        (n.end_lineno or n.lineno, n.end_col_offset or 0) if own else (n.lineno, n.col_offset)
+                    ) <= where:
                         continue
                     if not any(t.id == name.id for t in n.targets for t in _target_names(t)):
                         continue

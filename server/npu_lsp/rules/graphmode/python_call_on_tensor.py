@@ -123,7 +123,10 @@ class PythonCallOnTensor(GraphRule):
     Which builtins the graph compiles itself comes from MindSpore's own parser tables
     (`ms_calls.json`). Any other builtin is interpreted as a script, so every graph variable
     it mentions counts, even through `x.shape` (`sorted(x.shape)`, `reversed(x.shape)`,
-    `type(x)`, `dict(a=x)`); numpy and the standard library get constant-folded inputs
+    `type(x)`, `dict(a=x)`), also through a list or `tuple(...)` a comprehension builds from
+    sub-cell outputs (`reversed(laterals[:2])` of `laterals = tuple(l(f) for l, f in
+    zip(self.lateral, feats))`; measured, written/heldout37a case
+    `r2_fpn_reversed_tuple_interpolate_shape`, probes `fix37e_rv2_tuple_*`); numpy and the standard library get constant-folded inputs
     instead (`np.prod(x.shape)` compiles). Functions of the user's own project are compiled,
     not called, and are never flagged here. A method of a `collections.deque` held on `self`
     called with a graph variable (`self.buffer.append((obs, action))`) is such a script too
@@ -1158,6 +1161,11 @@ def _list_of_variables(arg: ast.expr, ctx: Context, func: ast.AST | None = None)
         if fn is ctx.function and _grown_with_variables(arg, ctx):
             return True
         bound = analyzer(ctx).single_assignment(arg.id, fn)
+        if isinstance(bound, ast.Call) and len(bound.args) == 1 and not bound.keywords and ctx.qualname(bound.func) in _COPIES:
+            # `tuple(l(f) for l, f in zip(self.lateral, feats))`: the same items in a new
+            # container (measured, written/heldout37a case `r2_fpn_reversed_tuple_interpolate_shape`,
+            # probes `fix37e_rv2_tuple_*`: `reversed()` of it is refused under STRICT)
+            bound = bound.args[0]
         return isinstance(bound, (ast.ListComp, ast.SetComp, ast.GeneratorExp)) and _list_of_variables(bound, ctx, fn)
     if isinstance(arg, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
         a = analyzer(ctx)
@@ -1167,20 +1175,21 @@ def _list_of_variables(arg: ast.expr, ctx: Context, func: ast.AST | None = None)
         return (
             a.kind(arg.elt, fn).dynamic
             or any(a.kind(i, fn).dynamic for i in iters)
-            or (fn is ctx.function and _calls_held_cell(arg, ctx))
+            or _calls_held_cell(arg, ctx, fn)
         )
     return False
 
 
-def _calls_held_cell(comp: ast.ListComp | ast.SetComp | ast.GeneratorExp, ctx: Context) -> bool:
-    """`[p(x) for p, x in zip(self.projs, xs)]`: the item calls a comprehension variable that
-    runs over sub-cells held on `self` (`nn.CellList`...), so every item is a cell's output, a
-    graph variable, whatever `xs` holds."""
+def _calls_held_cell(comp: ast.ListComp | ast.SetComp | ast.GeneratorExp, ctx: Context, func: ast.AST | None = None) -> bool:
+    """`[p(x) for p, x in zip(self.projs, xs)]` in `func` (default: the function being
+    checked): the item calls a comprehension variable that runs over sub-cells held on
+    `self` (`nn.CellList`...), so every item is a cell's output, a graph variable, whatever
+    `xs` holds."""
     elt = comp.elt
     if not (isinstance(elt, ast.Call) and isinstance(elt.func, ast.Name)):
         return False
     a = analyzer(ctx)
-    cls = a.owner_class(ctx.function)
+    cls = a.owner_class(func if func is not None else ctx.function)
     if cls is None:
         return False
     cells = a.self_info(cls).cells
@@ -1202,6 +1211,10 @@ def _calls_held_cell(comp: ast.ListComp | ast.SetComp | ast.GeneratorExp, ctx: C
             ):
                 return True
     return False
+
+
+#: builtins that copy the items of one sequence into a new container
+_COPIES = frozenset({"builtins.tuple", "builtins.list"})
 
 
 def _iterated(it: ast.expr) -> list[ast.expr]:
