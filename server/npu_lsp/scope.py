@@ -1864,6 +1864,8 @@ class ScopeResolver:
             names.update(
                 a for a, t in info.instances.items() if self._class(t) and self.is_cell_class(t)
             )
+            # `stopper(loss)`: a module-level plain object with `__call__` (`_plain_call_method`)
+            names.update(a for a, t in info.instances.items() if self._plain_call_method(t) is not None)
             if len(names) > _MAX_TARGET_NAMES:
                 return None  # more modules only add names
         done: set[str] = set()
