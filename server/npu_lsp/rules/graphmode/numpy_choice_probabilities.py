@@ -64,6 +64,7 @@ class NumpyChoiceFloat32Probabilities(GraphRule):
     No automatic fix.
 
     ## References
+    - RULES.md, section 2 (JIT Fallback runs numpy calls with the graph's values).
     - Measured on MindSpore 2.10: written/heldout37c case
       `saint_cutmix_numpy_random_mask_in_construct` and probes `fix37g_npp_*`.
     """
