@@ -177,11 +177,15 @@ def test_cells_in_python_list_is_an_error_only_when_compilation_fails() -> None:
         # a comprehension choosing a cell or None, two turns choosing the cell, read in a loop
         "self.adapters = [Adapter(d) if i in layers else None for i in range(depth)]  # expect: MS126",
         "if self.adapters[i] is not None:  # expect: MS126",
+        # the second of two appends one after the other, and the loop reading them
+        "self.lin.append(nn.Dense(3, 3))  # expect: MS126",
+        "for layer in self.lin:  # expect: MS126",
     ]
     # warnings: one cell, a list construct never reads, cells without Parameters (losses), a
     # dict whose construct reads one key, a dict read by a construct argument and a list
-    # read at one index, and cells of classes whose parameter names cannot clash
-    assert len(diags) - len(errors) == 10
+    # read at one index, cells of classes whose parameter names cannot clash, a loop of
+    # one turn appending one cell, the first of two appends
+    assert len(diags) - len(errors) == 12
 
 
 @settings(max_examples=300, deadline=None)

@@ -101,6 +101,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     nested_comprehension,
     none_in_strict_output,
     nonlocal_statement,
+    numpy_choice_probabilities,
     numpy_returned_from_graph,
     numpy_scalar_method,
     object_attribute_read_after_store,

@@ -61,7 +61,14 @@ class CellsInPythonList(Rule):
     built, or a Dense inside, clashes (written/heldout34a probes `fix34e_ncp_*`).
     A single cell cannot clash either: a display of one, or a comprehension whose count is
     one for every instance built in the file (`[nn.Conv2d(chs[i], chs[i + 1], 3) for i in
-    range(len(chs) - 1)]` with `chs=(3, 8)`; written/heldout24b probes `fe24_celllist_*`).
+    range(len(chs) - 1)]` with `chs=(3, 8)`; written/heldout24b probes `fe24_celllist_*`),
+    and so does a loop appending to a plain list or storing into a plain dict whose count
+    is one (`for _ in range(channels): self.lin.append(nn.Dense(...))` with `channels=1`,
+    `for name, size in sizes.items(): self.grns[name] = GRN(size, h)` with `VSN({"target":
+    3}, 4)`, a dict comprehension over one name); appends and stores one after the other
+    add up, by the names their cells bring (two `append(nn.Dense(4, 4))` clash, a GRN and a
+    cell storing `proj` compile; written/heldout37c probes `fix37g_cl_*`). A loop whose
+    count the file does not fix (a size read from the environment) is taken to clash.
     Otherwise the code runs, but the parameters are missing from `trainable_params()`,
     optimizers and checkpoints (a warning).
 
@@ -155,6 +162,7 @@ class CellsInPythonList(Rule):
             empty_lists: set[str] = set()
             empty_dicts: set[str] = set()
             stores: dict[str, list[ast.expr]] = {}
+            appended: dict[str, list[ast.expr]] = {}
             for i, st in enumerate(init.body):
                 if isinstance(st, ast.Assign):
                     attrs = _self_attrs(st.targets) - registered
@@ -165,9 +173,9 @@ class CellsInPythonList(Rule):
                     elif isinstance(st.value, (ast.Dict, ast.Call)) and _empty_dict(st.value):
                         empty_dicts.update(attrs - wrapped.get(i, set()))
                 if empty_lists and not isinstance(st, ast.Assign):
-                    yield from self._check_appends(st, empty_lists, used, ctx)
+                    yield from self._check_appends(st, empty_lists, appended, used, ctx, (cls.node, init))
                 if empty_dicts:
-                    yield from self._check_stores(st, empty_dicts, stores, used, ctx)
+                    yield from self._check_stores(st, empty_dicts, stores, used, ctx, (cls.node, init))
 
     def _module_level(self, tree: ast.Module, ctx: Context) -> Iterable[Diagnostic]:
         """`layers = [nn.Dense(4, 4), nn.Dense(4, 4)]` at module level, read by a jit function
@@ -222,9 +230,21 @@ class CellsInPythonList(Rule):
             )
 
     def _check_appends(
-        self, st: ast.stmt, lists: set[str], used: _LazyUsed, ctx: Context
+        self,
+        st: ast.stmt,
+        lists: set[str],
+        seen: dict[str, list[ast.expr]],
+        used: _LazyUsed,
+        ctx: Context,
+        owner: tuple[ast.ClassDef, ast.AST],
     ) -> Iterable[Diagnostic]:
-        """`self.layers = []` then `self.layers.append(nn.Dense(...))`, possibly in a loop."""
+        """`self.layers = []` then `self.layers.append(nn.Dense(...))`, possibly in a loop. A
+        loop whose count is one for every instance built in the file (`for _ in
+        range(channels)` with `channels=1`) appends a single cell, which has nothing to clash
+        with (measured, written/heldout37c `r2_dlinear_python_list_of_single_dense` and probes
+        `fix37g_cl_append_*`: one cell compiles, two clash), while appends one after the
+        other add up (`fix37g_cl_two_appends_same`: two `append(nn.Dense(4, 4))` clash)."""
+        turns = _loop_count(st, owner, ctx)
         stmts = [st, *(st.body if isinstance(st, (ast.For, ast.While)) else [])]
         for s in stmts:
             if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)):
@@ -236,9 +256,11 @@ class CellsInPythonList(Rule):
             attrs = _self_attrs([f.value])
             if attrs & lists and call.args and self._is_cell_call(call.args[-1], ctx):
                 attr = next(iter(attrs))
-                several = isinstance(st, (ast.For, ast.While)) and _may_own_parameters(
-                    call.args[-1], ctx
-                )
+                cell = call.args[-1]
+                if turns != 0 and f.attr != "extend" and _may_own_parameters(cell, ctx):
+                    # a loop of unknown count (or of two or more turns) appends it twice at least
+                    seen.setdefault(attr, []).extend([cell] * (1 if turns == 1 else 2))
+                several = _may_clash(seen.get(attr, []), ctx)
                 severity = _severity(attr, used, several)
                 yield ctx.diagnostic(
                     self,
@@ -256,12 +278,18 @@ class CellsInPythonList(Rule):
         seen: dict[str, list[ast.expr]],
         used: _LazyUsed,
         ctx: Context,
+        owner: tuple[ast.ClassDef, ast.AST],
     ) -> Iterable[Diagnostic]:
         """`self.tables = {}` then `self.tables[name] = nn.Embedding(...)`, in a loop or several
         times: measured (written/heldout18a, probes `fe18a_ed_*`), a plain dict filled by item
         stores clashes like a dict display (`its name 'embedding_table' already exists`)
-        when compiled code reads several of its entries."""
+        when compiled code reads several of its entries whose Parameter names meet
+        (`_may_clash`). A loop whose count is one for every instance built in the file
+        stores one cell (measured, written/heldout37c `r2_vsn_python_dict_single_variable`
+        and probes `fix37g_cl_dict_*`: one GRN, or a GRN and a cell of disjoint names
+        stored one after the other, compile; two GRNs clash on 'fc1.weight')."""
         loop = isinstance(st, (ast.For, ast.While))
+        turns = _loop_count(st, owner, ctx) if loop else 1
         for s in [st, *(st.body if loop else [])]:  # type: ignore[attr-defined]
             if not (isinstance(s, ast.Assign) and len(s.targets) == 1):
                 continue
@@ -274,11 +302,14 @@ class CellsInPythonList(Rule):
             attr = next(iter(attrs))
             if not _may_own_parameters(s.value, ctx):
                 continue  # parameter-free cells cannot clash; nothing left unregistered
+            if turns == 0:
+                continue
             stores = seen.setdefault(attr, [])
-            stores.append(s.value)
+            # a loop of unknown count (or of two or more turns) builds its cell at least twice
+            stores.extend([s.value] * (1 if turns == 1 else 2))
             read = _entries_read_in_graph(attr, used.methods, ctx)
             reached = 2 if read is None else len(read[0]) + read[1]
-            several = (loop or len(stores) > 1) and reached > 1
+            several = reached > 1 and _may_clash(stores, ctx)
             if not several or attr not in used:
                 continue
             yield ctx.diagnostic(
@@ -323,7 +354,7 @@ class CellsInPythonList(Rule):
             return
         attr = targets[0].attr
         comprehension = isinstance(value, (ast.ListComp, ast.DictComp, ast.Call))  # `tuple(<gen>)` too
-        if isinstance(value, ast.ListComp) and (count := _comprehension_count(value, owner, ctx)) is not None:
+        if isinstance(value, (ast.ListComp, ast.DictComp)) and (count := _comprehension_count(value, owner, ctx)) is not None:
             if count == 0:
                 return  # no cell at all
             if count == 1:
@@ -623,14 +654,37 @@ _CONTAINER_VALUES = (ast.List, ast.Tuple, ast.ListComp, ast.Dict, ast.DictComp)
 _CONTAINER_TYPES = frozenset(_CONTAINER_VALUES)
 
 
-def _comprehension_count(value: ast.ListComp, owner: tuple[ast.ClassDef, ast.AST], ctx: Context) -> int | None:
-    """How many items `[<cell> for i in range(n)]` (or over a tuple) in `__init__` makes, when
-    every instance built in this file gives the same count (the constructor's arguments or
-    their defaults: `range(len(chs) - 1)` with `chs=(3, 8)` is one); None when unknown."""
-    cls, init = owner
-    if len(value.generators) != 1 or value.generators[0].ifs or not isinstance(init, ast.FunctionDef):
+def _comprehension_count(
+    value: ast.ListComp | ast.DictComp, owner: tuple[ast.ClassDef, ast.AST], ctx: Context
+) -> int | None:
+    """How many items `[<cell> for i in range(n)]` (or over a tuple, or a dict's items) in
+    `__init__` makes, when every instance built in this file gives the same count (the
+    constructor's arguments or their defaults: `range(len(chs) - 1)` with `chs=(3, 8)` is
+    one); None when unknown."""
+    if len(value.generators) != 1 or value.generators[0].ifs:
         return None
-    it = value.generators[0].iter
+    return _iter_count(value.generators[0].iter, owner, ctx)
+
+
+def _loop_count(st: ast.stmt, owner: tuple[ast.ClassDef, ast.AST], ctx: Context) -> int | None:
+    """Turns of `st` when it is a `for` of `__init__` whose count `_iter_count` knows (the
+    loop appending or storing cells: `for _ in range(channels)` with `channels=1`, `for name,
+    size in sizes.items()` with one key); 1 for a statement that is no loop; None else."""
+    if type(st) is ast.For:
+        if st.orelse or any(type(n) in (ast.Break, ast.Continue) for n in walk(st)):
+            return None
+        return _iter_count(st.iter, owner, ctx)
+    return None if type(st) is ast.While else 1
+
+
+def _iter_count(it: ast.expr, owner: tuple[ast.ClassDef, ast.AST], ctx: Context) -> int | None:
+    """Items of the iterable `it` of `__init__` when every instance built in this file gives
+    the same count: `range(...)` of numbers the constructor's arguments fix, a tuple, a dict
+    display passed for an argument (`.items()`, `.keys()`, `.values()`, `enumerate(...)` of
+    it); None when unknown."""
+    cls, init = owner
+    if not isinstance(init, ast.FunctionDef):
+        return None
     inst = instances(ctx)
 
     def number(e: ast.expr) -> object:
@@ -642,8 +696,7 @@ def _comprehension_count(value: ast.ListComp, owner: tuple[ast.ClassDef, ast.AST
             and not e.keywords
             and ctx.qualname(e.func) == "builtins.len"
         ):
-            seq = inst.init_value(e.args[0], cls, init)
-            return len(seq) if isinstance(seq, tuple) else None
+            return _iter_count(e.args[0], owner, ctx)
         if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub)):
             left, right = number(e.left), number(e.right)
             if type(left) is int and type(right) is int:
@@ -658,8 +711,44 @@ def _comprehension_count(value: ast.ListComp, owner: tuple[ast.ClassDef, ast.AST
         if len(bounds) != len(it.args) or (len(bounds) == 3 and bounds[2] == 0):
             return None
         return len(range(*bounds))
+    if type(it) is ast.Call and not it.keywords:
+        f = it.func
+        if type(f) is ast.Attribute and f.attr in ("items", "keys", "values") and not it.args:
+            it = f.value  # the same count as the dict itself
+        elif type(f) is ast.Name and f.id == "enumerate" and len(it.args) == 1 and ctx.qualname(f) == "builtins.enumerate":
+            it = it.args[0]
     seq = inst.init_value(it, cls, init)
-    return len(seq) if isinstance(seq, tuple) else None
+    if isinstance(seq, tuple):
+        return len(seq)
+    return _dict_argument_count(it, cls, init, ctx)
+
+
+def _dict_argument_count(it: ast.expr, cls: ast.ClassDef, init: ast.FunctionDef, ctx: Context) -> int | None:
+    """`it` a parameter of `cls`'s `__init__` that every construction of this file passes
+    as a dict display with constant keys (`VSN({"target": 3}, 4)`), or as a module-level
+    name bound once to one, of one size: that size; None otherwise."""
+    if type(it) is not ast.Name:
+        return None
+    inst = instances(ctx)
+    binds = inst.bindings_of(init).get(it.id, [])
+    if len(binds) != 1 or not isinstance(binds[0], ast.arg) or inst.subclasses(cls):
+        return None
+    sites = inst.instantiations(cls.name)
+    positional = [p.arg for p in (*init.args.posonlyargs, *init.args.args)][1:]
+    sizes: set[int] = set()
+    for site in sites[:8]:
+        if any(isinstance(x, ast.Starred) for x in site.args) or any(k.arg is None for k in site.keywords):
+            return None
+        given = _argument(site, it.id, positional)
+        if type(given) is ast.Name:
+            top = ctx.module_bindings().get(given.id, [])
+            if len(top) != 1 or type(top[0]) is not ast.Assign or len(top[0].targets) != 1:
+                return None
+            given = top[0].value
+        if type(given) is not ast.Dict or not all(type(k) is ast.Constant for k in given.keys):
+            return None
+        sizes.add(len({k.value for k in given.keys if type(k) is ast.Constant}))
+    return sizes.pop() if len(sizes) == 1 else None
 
 
 def _constant_loop_keys(attr: str, methods: Iterable[ast.AST], ctx: Context) -> set[int] | None:

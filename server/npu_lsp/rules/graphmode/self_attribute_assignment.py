@@ -88,7 +88,10 @@ class SelfAttributeAssignment(GraphRule):
     `self.scheduler.step()`, also when the cell receives the object through its constructor
     (`Opt(params, Sched(0.1))`, `self.scheduler = scheduler`); assigning `self.sched.x`
     directly in `construct` compiles (measured, written/heldout15b probes `ls17b_obj_*`,
-    `ls17b_ctor_obj_*`), and when the module's call of the cell or of a jit function
+    `ls17b_ctor_obj_*`), and when compiled code calls a module-level plain object
+    (`stopper(loss)` compiles its `__call__`, `tracker.update(x)` its method) or one it
+    builds itself (`s = Stopper(); s.update(x)`; written/heldout37c probes `fix37g_obj_*`:
+    refused under STRICT, compiled at LAX; a method that only reads compiles), and when the module's call of the cell or of a jit function
     passes it as an argument (`attn(x, cache)`, `Net()(x, Cache(4))`, `step(x,
     cache=cache)`: `cache.update(k, 0)` storing `self.keys[i] = ...` is refused with the
     assign-subscript message; written/heldout26a probes `fix27a_argobj_*`). Calling such an object itself (`self.stopper(v)`) compiles its
