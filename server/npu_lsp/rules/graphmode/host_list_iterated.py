@@ -805,7 +805,12 @@ def _shape(e: ast.expr, ctx: Context, depth: int) -> Shape | None:
             return _topk_shape(unpacked[0], ctx, depth)  # `vals, idx = ops.topk(x, k)`
         return None
     if isinstance(e, ast.Subscript):
-        return _indexed(_shape(e.value, ctx, depth + 1), e.slice)
+        index = e.slice
+        if type(index) is ast.Name and analyzer(ctx).loop_counter(index.id, ctx.function):
+            # `boxes[i]` in `for i, image_id in enumerate(ids)`: a Python int drops the axis
+            # whatever its value (written/heldout37d `detections_per_image_loop_tolist`)
+            index = ast.Constant(0)
+        return _indexed(_shape(e.value, ctx, depth + 1), index)
     if isinstance(e, ast.BinOp):
         left, right = e.left, e.right
         if python_number(right):
