@@ -25,8 +25,11 @@ class DictOutputUnderStrict(Rule):
     `out.items()`, `out.get("loss")`) when the compiled function returns a dict, also a dict
     inside a returned tuple or list (`total, losses = net(x)` then `losses["cls"]`, also a
     sub-cell's dict the network returns, `return self.head(x)`,
-    `out[1]["feat"]`), and the dicts of a returned list grown by appends (per-image results,
-    `results.append({"boxes": b, ...})`, read as `res[0]["boxes"]`). Also such an output given
+    `out[1]["feat"]`), and the dicts of a returned list however it was built: grown by
+    appends (per-image results, `results.append({"boxes": b, ...})`, read as
+    `res[0]["boxes"]`), `extend`, `insert` or `+=`, a list comprehension of dicts (DETR's
+    `PostProcess`: `[{"scores": s, ...} for s, l, b in zip(...)]`, returned or bound to a
+    name first), `list(<generator of dicts>)` or `[d] + [...]`. Also such an output given
     back to a STRICT graph that reads it by key (a KV cache or a state dict passed to the next
     call: `y, past = dec(x)` then `dec(x, past)` with `past["k0"]` in `construct`). The returned
     dict may also be the auxiliary output of a gradient function built with `has_aux=True`
@@ -70,7 +73,12 @@ class DictOutputUnderStrict(Rule):
       and read as `d["logits"]` or `.items()`, and `return [x, {"k": x}]` are rejected under
       STRICT; reading only `out[0]`, and a nested dict used inside the graph, compile.
       So is a list of dicts appended in a loop and read as `res[1]["feat"]` (a Cell and a jit
-      function alike); `len(res)` and `res[0]` compile.
+      function alike); `len(res)` and `res[0]` compile. So are a returned list
+      comprehension of dicts or of dict comprehensions, `list(...)` of a generator of
+      dicts, `[d] + [...]`, and a list grown by `extend`, `insert` or `+=` of dicts
+      (written/heldout37d `postprocess_results_list_of_dicts`,
+      `r2_post_jit_returns_list_of_dicts_pynative`, probes `fix37f_lc_*`); a comprehension
+      of tuples read by position compiles.
     - MindSpore 2.10, measured: a dict output passed back as an argument (positional or by
       keyword, to the same or another network or jit function) and read there with a string
       key (`"k%d" % i`, an f-string) or `.values()` is rejected under STRICT; passing it on

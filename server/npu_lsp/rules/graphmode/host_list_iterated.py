@@ -146,6 +146,11 @@ class HostListIterated(GraphRule):
 
     ## References
     - RULES.md, section 2 (JIT Fallback makes LAX run `tolist` / `asnumpy` as Python).
+    - The length of a row picked with a loop counter (`boxes[i].tolist()` in `for i, _ in
+      enumerate(ids)` or `for i in range(n)`) is the row's: written/heldout37d
+      `detections_per_image_loop_tolist`, `r2_post_coco_results_tuples_append` and probes
+      `fix37f_ds_counter_*` / `fix37f_ds_enum_*` (in such an outer loop even 1 tuple or 1-2
+      Python values per row fail; not flagged below the thresholds above: a miss).
     - Measured on MindSpore 2.10 with the written set `lax` probes `tl_*`, `io_m`, `io_s`,
       `lp_c`, `lp_l`, `ob_k` (3 items: rejected; 2 items: `tl_j`, `tl_l`, `tl_p_*axis1`,
       `tl_p_comp_over_column_getitem`, `lp_k` compile) and `tn_*` (lengths 1 and 2 compile,

@@ -30,7 +30,8 @@ class ListCarriedByTensorWhile(GraphRule):
     `enumerate(...)` in the loop or after it; and, under LAX, a `for` over such a rebound
     list or `range(len(...))` of it in the loop, or a constant index of it after the loop;
     at both levels a `for` in the loop over one rebound to a list the body starts empty and
-    grows.
+    grows, and an `append` of a dict, tuple or list display to such a list in the loop
+    (`dets.append({"box": b})`, `pairs.append((i, j))`).
 
     ## Why is this bad?
     MindSpore 2.10 compiles a `while` on a tensor condition once, as a real loop, not
@@ -43,7 +44,12 @@ class ListCarriedByTensorWhile(GraphRule):
     pointer[seq_abs] is null`). A list rebound to a display of the same length (`a =
     [a[0] + 1]`), a list the loop does not change, and a `while` on a Python condition
     (unrolled while compiling) compile; so do `len`, `for` and an index after the loop of a
-    list the body only grows in place.
+    list the body only grows in place. A sequence of dynamic length holds only scalars
+    and tensors: appending a dict fails at both levels ("DynamicSequence does not support
+    dictionary type as element type now"), and so does a tuple or a list ("The prim
+    'ListAppend', the input_data must be list and target must be scalar or tensor"),
+    whether the list is read afterwards or not and even when it held an item before the
+    loop; appending a tensor compiles.
 
     ## Example
     ```python
@@ -68,7 +74,8 @@ class ListCarriedByTensorWhile(GraphRule):
 
     ## References
     - RULES.md, section 3 (control flow on tensors). Measured on MindSpore 2.10 (written/
-      heldout29b case `beam_while_done_flags_list`, probes `fix30a_bw_*`).
+      heldout29b case `beam_while_done_flags_list`, probes `fix30a_bw_*`; appended
+      dicts, tuples and lists: written/heldout37d probes `fix37f_tw_*`).
     """
 
     nodes = (ast.While,)
