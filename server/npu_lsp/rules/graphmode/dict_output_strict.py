@@ -38,8 +38,11 @@ class DictOutputUnderStrict(Rule):
     `out.items()`, `out.get("loss")`) when the compiled function returns a dict, also a dict
     inside a returned tuple or list (`total, losses = net(x)` then `losses["cls"]`, also a
     sub-cell's dict the network returns, `return self.head(x)`,
-    `out[1]["feat"]`), and the dicts of a returned list grown by appends (per-image results,
-    `results.append({"boxes": b, ...})`, read as `res[0]["boxes"]`), and a dict on either side
+    `out[1]["feat"]`), and the dicts of a returned list however it was built: grown by
+    appends (per-image results, `results.append({"boxes": b, ...})`, read as
+    `res[0]["boxes"]`), `extend`, `insert` or `+=`, a list comprehension of dicts (DETR's
+    `PostProcess`: `[{"scores": s, ...} for s, l, b in zip(...)]`, returned or bound to a
+    name first), `list(<generator of dicts>)` or `[d] + [...]`, and a dict on either side
     of a returned conditional expression (`return {"loss": loss} if output_dict else loss`,
     the caller passing `output_dict=True`). Also such an output given
     back to a STRICT graph that reads it by key (a KV cache or a state dict passed to the next
@@ -88,7 +91,12 @@ class DictOutputUnderStrict(Rule):
       and read as `d["logits"]` or `.items()`, and `return [x, {"k": x}]` are rejected under
       STRICT; reading only `out[0]`, and a nested dict used inside the graph, compile.
       So is a list of dicts appended in a loop and read as `res[1]["feat"]` (a Cell and a jit
-      function alike); `len(res)` and `res[0]` compile.
+      function alike); `len(res)` and `res[0]` compile. So are a returned list
+      comprehension of dicts or of dict comprehensions, `list(...)` of a generator of
+      dicts, `[d] + [...]`, and a list grown by `extend`, `insert` or `+=` of dicts
+      (written/heldout37d `postprocess_results_list_of_dicts`,
+      `r2_post_jit_returns_list_of_dicts_pynative`, probes `fix37f_lc_*`); a comprehension
+      of tuples read by position compiles.
     - MindSpore 2.10, measured: a dict output passed back as an argument (positional or by
       keyword, to the same or another network or jit function) and read there with a string
       key (`"k%d" % i`, an f-string) or `.values()` is rejected under STRICT; passing it on
@@ -311,6 +319,10 @@ def _dict_paths(fn: FuncDef, ctx: Context, depth: int = 0) -> frozenset[tuple[in
     def walk(v: ast.expr, path: tuple[int, ...]) -> None:
         if isinstance(v, (ast.Dict, ast.DictComp)) or a.type_class(v, fn) == "dict":
             found.add(path)
+        elif isinstance(v, _BUILT_LISTS) or _list_call(v):
+            # a comprehension, `list(<generator>)` or `a + b` of lists: any item may be a dict
+            if _holds_dicts(v, fn, a):
+                found.add((*path, _ANY))
         elif isinstance(v, ast.Call) and depth < 3:
             sub = _sub_cell_construct(v, fn, a, ctx) or _module_cell_construct(v, ctx)
             if sub is not None and sub is not fn:
@@ -333,8 +345,9 @@ def _dict_paths(fn: FuncDef, ctx: Context, depth: int = 0) -> frozenset[tuple[in
         elif isinstance(v, ast.Name) and depth == 0 and _dict_argument(v.id, fn, a, ctx):
             # the dict the caller passed in, handed back (`batch["h"] = ...; return batch`)
             found.add(path)
-        elif isinstance(v, ast.Name) and _appends_dicts(v.id, fn, a):
-            # a list of dicts grown by appends (`results.append({"boxes": b, ...})` per image)
+        elif isinstance(v, ast.Name) and _holds_dicts(v, fn, a):
+            # a list of dicts however it was built: grown by appends (`results.append({"boxes":
+            # b, ...})` per image), `extend`, `insert`, `+=`, bound to a comprehension
             found.add((*path, _ANY))
 
     for ret in returns_in(fn.body):
@@ -465,16 +478,35 @@ def _module_cell_construct(call: ast.Call, ctx: Context) -> FuncDef | None:
     return _construct(held, ctx) if held is not None else None
 
 
-def _appends_dicts(name: str, fn: FuncDef, a: Analyzer) -> bool:
-    """`name.append(<a dict>)` somewhere in `fn` (measured: a `construct` returning a list of
-    per-image dicts appended in a loop, read as `res[0]["boxes"]`, fails under STRICT with
-    "tuple indices must be integers or slices, not str"; `res[0][0]` and LAX compile)."""
-    for c in a.changes(name, fn):
-        if c.how == "append" and len(c.args) == 1:
-            v = c.args[0]
-            if isinstance(v, (ast.Dict, ast.DictComp)) or a.type_class(v, fn) == "dict":
-                return True
-    return False
+#: list-building expressions whose items `Analyzer.list_items` follows
+_BUILT_LISTS = (ast.ListComp, ast.GeneratorExp, ast.BinOp)
+
+
+def _list_call(v: ast.expr) -> bool:
+    """`list(...)` / `tuple(...)` of one argument (`list({"a": t} for t in xs)`)."""
+    return (
+        isinstance(v, ast.Call)
+        and isinstance(v.func, ast.Name)
+        and v.func.id in ("list", "tuple")
+        and len(v.args) == 1
+        and not v.keywords
+    )
+
+
+def _holds_dicts(v: ast.expr, fn: FuncDef, a: Analyzer) -> bool:
+    """Does the list `v` (a local name, a comprehension, `list(<generator>)`, `a + b`) hold a
+    dict as an item, whichever way it was built (`Analyzer.list_items`)? Measured: a
+    `construct` returning a list of per-image dicts appended in a loop, read as
+    `res[0]["boxes"]`, fails under STRICT with "tuple indices must be integers or slices, not
+    str" (`res[0][0]` and LAX compile); so do a list comprehension of dicts (DETR's
+    `PostProcess`, returned or bound to a name first, from a Cell or an `@ms.jit` function),
+    `list(<generator of dicts>)`, a comprehension of dict comprehensions, `[d] + [...]`,
+    `extend`, `insert` and `+=` of dicts (written/heldout37d `postprocess_results_list_of_dicts`,
+    `r2_post_jit_returns_list_of_dicts_pynative`, probes `fix37f_lc_*`); a comprehension of
+    tuples read by position compiles (`fix37f_lc_listcomp_tuples_clean`)."""
+    return any(
+        isinstance(x, (ast.Dict, ast.DictComp)) or a.type_class(x, fn) == "dict" for x in a.list_items(v, fn)
+    )
 
 
 def _str_key(e: ast.expr) -> bool:

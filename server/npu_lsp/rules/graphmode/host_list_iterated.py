@@ -146,6 +146,11 @@ class HostListIterated(GraphRule):
 
     ## References
     - RULES.md, section 2 (JIT Fallback makes LAX run `tolist` / `asnumpy` as Python).
+    - The length of a row picked with a loop counter (`boxes[i].tolist()` in `for i, _ in
+      enumerate(ids)` or `for i in range(n)`) is the row's: written/heldout37d
+      `detections_per_image_loop_tolist`, `r2_post_coco_results_tuples_append` and probes
+      `fix37f_ds_counter_*` / `fix37f_ds_enum_*` (in such an outer loop even 1 tuple or 1-2
+      Python values per row fail; not flagged below the thresholds above: a miss).
     - Measured on MindSpore 2.10 with the written set `lax` probes `tl_*`, `io_m`, `io_s`,
       `lp_c`, `lp_l`, `ob_k` (3 items: rejected; 2 items: `tl_j`, `tl_l`, `tl_p_*axis1`,
       `tl_p_comp_over_column_getitem`, `lp_k` compile) and `tn_*` (lengths 1 and 2 compile,
@@ -441,6 +446,10 @@ def _grows_list(body: list[ast.stmt], ctx: Context, nested: bool = False, target
             f = call.func
             if type(f) is ast.Attribute and f.attr in _GROW and type(f.value) is ast.Name and call.args:
                 item = call.args[-1]
+                if type(item) is ast.Dict:
+                    # a dict display fails whatever it holds, tensors too (`_appends_host_tuple`;
+                    # written/heldout37d probe `fix37f_ds_dict_tensor_vals_tolist`)
+                    return True
                 return not _tensor_items(item, ctx) or (bool(targets) and _host_item(item, targets, ctx))
         elif type(st) is ast.If:
             if _grows_list(st.body, ctx, nested, targets) or _grows_list(st.orelse, ctx, nested, targets):
@@ -805,7 +814,12 @@ def _shape(e: ast.expr, ctx: Context, depth: int) -> Shape | None:
             return _topk_shape(unpacked[0], ctx, depth)  # `vals, idx = ops.topk(x, k)`
         return None
     if isinstance(e, ast.Subscript):
-        return _indexed(_shape(e.value, ctx, depth + 1), e.slice)
+        index = e.slice
+        if type(index) is ast.Name and analyzer(ctx).loop_counter(index.id, ctx.function):
+            # `boxes[i]` in `for i, image_id in enumerate(ids)`: a Python int drops the axis
+            # whatever its value (written/heldout37d `detections_per_image_loop_tolist`)
+            index = ast.Constant(0)
+        return _indexed(_shape(e.value, ctx, depth + 1), index)
     if isinstance(e, ast.BinOp):
         left, right = e.left, e.right
         if python_number(right):

@@ -13,6 +13,8 @@ from npu_lsp.rules.graphmode.helpers import FUNCS, GraphRule, own_nodes
 
 #: list methods that change a list's length in place
 _GROW = frozenset({"append", "extend", "insert"})
+#: the displays a dynamic-length sequence cannot hold as items (measured: probes `fix37f_tw_*`)
+_CONTAINERS: dict[type, str] = {ast.Dict: "dict", ast.Tuple: "tuple", ast.List: "list"}
 #: how the loop changes a carried list: grown in place, or rebound to a list of another length
 _GROWN, _REBOUND = "grown", "rebound"
 
@@ -28,7 +30,8 @@ class ListCarriedByTensorWhile(GraphRule):
     `enumerate(...)` in the loop or after it; and, under LAX, a `for` over such a rebound
     list or `range(len(...))` of it in the loop, or a constant index of it after the loop;
     at both levels a `for` in the loop over one rebound to a list the body starts empty and
-    grows.
+    grows, and an `append` of a dict, tuple or list display to such a list in the loop
+    (`dets.append({"box": b})`, `pairs.append((i, j))`).
 
     ## Why is this bad?
     MindSpore 2.10 compiles a `while` on a tensor condition once, as a real loop, not
@@ -41,7 +44,12 @@ class ListCarriedByTensorWhile(GraphRule):
     pointer[seq_abs] is null`). A list rebound to a display of the same length (`a =
     [a[0] + 1]`), a list the loop does not change, and a `while` on a Python condition
     (unrolled while compiling) compile; so do `len`, `for` and an index after the loop of a
-    list the body only grows in place.
+    list the body only grows in place. A sequence of dynamic length holds only scalars
+    and tensors: appending a dict fails at both levels ("DynamicSequence does not support
+    dictionary type as element type now"), and so does a tuple or a list ("The prim
+    'ListAppend', the input_data must be list and target must be scalar or tensor"),
+    whether the list is read afterwards or not and even when it held an item before the
+    loop; appending a tensor compiles.
 
     ## Example
     ```python
@@ -66,7 +74,8 @@ class ListCarriedByTensorWhile(GraphRule):
 
     ## References
     - RULES.md, section 3 (control flow on tensors). Measured on MindSpore 2.10 (written/
-      heldout29b case `beam_while_done_flags_list`, probes `fix30a_bw_*`).
+      heldout29b case `beam_while_done_flags_list`, probes `fix30a_bw_*`; appended
+      dicts, tuples and lists: written/heldout37d probes `fix37f_tw_*`).
     """
 
     nodes = (ast.While,)
@@ -82,7 +91,41 @@ class ListCarriedByTensorWhile(GraphRule):
         a = analyzer(ctx)
         if not _run_time_loop(node, func, a):
             return ()
-        return self._uses(node, carried, func, ctx)
+        return [*self._containers_appended(node, carried, ctx), *self._uses(node, carried, func, ctx)]
+
+    def _containers_appended(self, loop: ast.While, carried: dict[str, tuple[str, bool]], ctx: Context) -> Iterable[Diagnostic]:
+        """`lst.append(<a dict, tuple or list display>)` in the loop, `lst` bound before it.
+        Measured at both levels (written/heldout37d probes `fix37f_tw_*`,
+        `fix37f_ds_*_tensor_while`): the list becomes a dynamic-length sequence, whose items
+        may only be scalars or tensors ("DynamicSequence does not support dictionary type as
+        element type now", "The prim 'ListAppend' ... target must be scalar or tensor"),
+        whether or not it is read afterwards and even when it held an item before the loop;
+        appending a tensor compiles (`fix37f_tw_tensor_len_clean`)."""
+        for st in loop.body:
+            for n in _walk_own(st):
+                if not (
+                    type(n) is ast.Call
+                    and type(f := n.func) is ast.Attribute
+                    and f.attr == "append"
+                    and type(f.value) is ast.Name
+                    and f.value.id in carried
+                    and len(n.args) == 1
+                ):
+                    continue
+                item = n.args[0]
+                what = _CONTAINERS.get(type(item))
+                if what is None:
+                    continue
+                message = (
+                    "DynamicSequence does not support dictionary type as element type now"
+                    if what == "dict"
+                    else "The prim 'ListAppend' ... target must be scalar or tensor"
+                )
+                yield ctx.diagnostic(
+                    self,
+                    n,
+                    f"`{f.value.id}` is grown in the `while` on line {loop.lineno}, whose condition is a tensor: MindSpore compiles that loop once and makes `{f.value.id}` a sequence of dynamic length, whose items can only be scalars or tensors, so appending a {what} fails (\"{message}\"); append the tensors to separate lists, or keep fixed-size tensors",
+                )
 
     def _uses(self, loop: ast.While, carried: dict[str, tuple[str, bool]], func: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         lax = not ctx.scope.strict  # type: ignore[union-attr]
