@@ -197,6 +197,8 @@ class WorkspaceIndex:
         (unpickled on first use)."""
         name = info.module if isinstance(info, ModuleInfo) else module
         assert name is not None, "a pickled summary needs its module name"
+        old = self._by_module.get(name)
+        fresh = self._modes_version == self.version
         self._remove_key(key)
         self._by_path[key] = name
         self._by_module[name] = info
@@ -204,6 +206,12 @@ class WorkspaceIndex:
         for package in _packages(name):
             self._under.setdefault(package, {})[name] = None
         self.version += 1
+        if fresh and type(info) is ModuleInfo and type(old) is ModuleInfo and _same_mode_facts(old, info):
+            # an edit that keeps the file's mode and imports (most keystrokes) changes no
+            # module's inherited mode: no walk over the whole import graph again
+            self._modes_version = self.version
+            if info.mode_kind in modes.INHERITING:
+                modes.apply(info, self._modes.get(name))
 
     def note_text(self, key: str, text: str) -> None:
         """`text` is what the summary stored for `key` was made from (indexing the same
@@ -329,6 +337,15 @@ class WorkspaceIndex:
             return str(Path(path).resolve())
         except OSError:
             return path
+
+
+def _same_mode_facts(old: ModuleInfo, new: ModuleInfo) -> bool:
+    """Do two summaries of a module give `modes.inherit` the same facts (kind, imports)?"""
+    return (
+        old.module == new.module
+        and old.mode_kind == new.mode_kind
+        and set(old.imports.values()) == set(new.imports.values())
+    )
 
 
 def _packages(module: str) -> list[str]:
