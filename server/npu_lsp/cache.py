@@ -177,6 +177,8 @@ class FileSummary:
     #: its module-level constants and re-exports (`xcalls.exports`): how references to
     #: constants in other modules' calls are followed (`xcalls.resolve`)
     exports: Any = ()
+    #: how its mode follows its importers' (`ModuleInfo.mode_kind`, `modes.inherit`)
+    mode_kind: str = ""
 
 
 class CacheCorrupt(BaseException):

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from npu_lsp import modes
 from npu_lsp.astutil import (
     LEAVES,
     TextWords,
@@ -130,6 +131,10 @@ class WorkspaceIndex:
         #: while `from_paths` indexes: the modules of every file it will index, so that
         #: imports resolve against all of them whatever the order (`locate`)
         self._expected: Callable[[str], bool] | None = None
+        #: the mode each module of an inheriting kind takes from the scripts importing it
+        #: (`modes.inherit`), for the index's `version` it was found at
+        self._modes: dict[str, bool | None] = {}
+        self._modes_version = -1
 
     @classmethod
     def from_paths(
@@ -192,6 +197,8 @@ class WorkspaceIndex:
         (unpickled on first use)."""
         name = info.module if isinstance(info, ModuleInfo) else module
         assert name is not None, "a pickled summary needs its module name"
+        old = self._by_module.get(name)
+        fresh = self._modes_version == self.version
         self._remove_key(key)
         self._by_path[key] = name
         self._by_module[name] = info
@@ -199,6 +206,12 @@ class WorkspaceIndex:
         for package in _packages(name):
             self._under.setdefault(package, {})[name] = None
         self.version += 1
+        if fresh and type(info) is ModuleInfo and type(old) is ModuleInfo and _same_mode_facts(old, info):
+            # an edit that keeps the file's mode and imports (most keystrokes) changes no
+            # module's inherited mode: no walk over the whole import graph again
+            self._modes_version = self.version
+            if info.mode_kind in modes.INHERITING:
+                modes.apply(info, self._modes.get(name))
 
     def note_text(self, key: str, text: str) -> None:
         """`text` is what the summary stored for `key` was made from (indexing the same
@@ -237,7 +250,36 @@ class WorkspaceIndex:
         raw = info if type(info) is bytes else info()  # type: ignore[operator]
         found: ModuleInfo = pickle.loads(raw)
         self._by_module[name] = found
+        if self._modes_version == self.version and found.mode_kind in modes.INHERITING:
+            modes.apply(found, self._modes.get(name))
         return found
+
+    def set_library_modes(self, found: dict[str, bool | None]) -> None:
+        """Use `found` (`modes.inherit` over exactly these summaries, e.g. made from the
+        CLI's per-file facts without unpickling them) as the modules' inherited modes until
+        the next update."""
+        self._modes = found
+        self._modes_version = self.version
+        for name, info in self._by_module.items():
+            if type(info) is ModuleInfo and info.mode_kind in modes.INHERITING:
+                modes.apply(info, found.get(name))
+
+    def apply_mode(self, info: ModuleInfo) -> None:
+        """Give `info` (a summary of one of the index's modules, maybe a fresh copy) the
+        mode its importers give it (`modes.inherit` over the whole index, found again
+        after an update)."""
+        if info.mode_kind not in modes.INHERITING:
+            return
+        self.refresh_modes()
+        modes.apply(info, self._modes.get(info.module))
+
+    def refresh_modes(self) -> None:
+        """Find the inherited modes again when the index changed since they were found."""
+        if self._modes_version != self.version:
+            infos = self.modules()
+            self.set_library_modes(
+                modes.inherit((m.module, m.mode_kind, m.imports.values()) for m in infos)
+            )
 
     def has_package(self, name: str) -> bool:
         """Is `name` a module or package of this workspace (a file or a folder of files)?"""
@@ -260,6 +302,7 @@ class WorkspaceIndex:
         across all files at once and cached until the next update (so checking N files
         costs one project-wide resolution, not N)."""
         if self._scopes_version != self.version:
+            self.refresh_modes()
             resolver = ScopeResolver.for_workspace(self)
             self._scopes = {s.qualname: s for s in resolver.scopes.values()}
             self._scopes_version = self.version
@@ -294,6 +337,15 @@ class WorkspaceIndex:
             return str(Path(path).resolve())
         except OSError:
             return path
+
+
+def _same_mode_facts(old: ModuleInfo, new: ModuleInfo) -> bool:
+    """Do two summaries of a module give `modes.inherit` the same facts (kind, imports)?"""
+    return (
+        old.module == new.module
+        and old.mode_kind == new.mode_kind
+        and set(old.imports.values()) == set(new.imports.values())
+    )
 
 
 def _packages(module: str) -> list[str]:

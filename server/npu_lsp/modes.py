@@ -30,17 +30,47 @@ The decision (measured: written/everyday probes `fix36a_*`, judged by MindSpore 
 
 A graph-only mistake in a PyNative file is not an error (MindSpore runs it); the
 checker reports nothing for a `construct` no jit root reaches there, as for a file that
-sets PYNATIVE_MODE. The language server's workspace picture (which script imports a
-library module and sets its mode) is not consulted yet: a script's own file is decided by
-what MindSpore does when that file is run.
+sets PYNATIVE_MODE.
+
+The mode is global at run time: the script that runs chooses it for every module it
+imports. So a module that sets no literal mode itself (a library that runs nothing, or a
+script that runs in MindSpore's default mode only when run itself, e.g. a `__main__`
+smoke test under a model file) takes the mode of the project's scripts that import it
+(`inherit`, over the project's import graph: the CLI's files, the language server's
+workspace), directly or through other such modules:
+
+- a script with a literal GRAPH_MODE reaches it: graph, as if set (`sets_graph_mode`):
+  the Cells that script builds and calls compile their `construct` and what it calls
+  (judged: official/cv/PointNet's train.py sets `context.GRAPH_MODE` and trains
+  `src.network`'s Cells; MindSpore 2.10 rejects their `x.asnumpy()` there);
+- otherwise, only scripts in PyNative (literal or by default) reach it: PyNative;
+- otherwise (no importing script, or one whose mode comes from a variable) as before:
+  unknown for a library, PyNative for a default-mode script.
+
+A module with a literal mode of its own, or a script reading its mode from a variable,
+keeps its own decision and does not pass its importers' mode on (it sets one itself). A
+module that sets its mode from a variable but runs nothing passes it on and stays
+unknown. `ModuleInfo.mode_kind` records which of these a file is (`kind`).
 """
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from npu_lsp.scope import ModuleInfo
+
+#: `ModuleInfo.mode_kind` values (`kind`): a literal GRAPH_MODE; a literal PYNATIVE_MODE;
+#: a script whose mode comes from a variable; a script in MindSpore's default mode (takes
+#: GRAPH_MODE from an importer); a library (takes its importers' mode); a library setting
+#: its mode from a variable (passes its importers' mode on, stays unknown)
+GRAPH, PYNATIVE, VARIABLE, DEFAULT, LIBRARY, LIBRARY_VARIABLE = "g", "p", "v", "d", "l", "lv"
+#: kinds whose own decision an importer's mode changes (`apply`)
+INHERITING = frozenset({DEFAULT, LIBRARY})
+#: kinds whose modules an importer's mode reaches through
+_PASSING = frozenset({DEFAULT, LIBRARY, LIBRARY_VARIABLE})
 
 
 def compiles_cells(info: ModuleInfo) -> bool:
@@ -64,3 +94,76 @@ def default_mode(info: ModuleInfo) -> bool:
     """Is the file a script that sets no mode (PyNative by MindSpore's default)? Some
     checks differ from an explicit PYNATIVE_MODE (`@lazy_inline` is refused, MS239)."""
     return info.default_mode
+
+
+def kind(graph_mode: bool | None, default: bool, runs: bool, variable: bool) -> str:
+    """The `mode_kind` of a file from its own decision (`scope._Modes`): its mode, whether
+    that is MindSpore's default, whether it runs itself, whether a mode comes from a
+    variable."""
+    if graph_mode is True:
+        return GRAPH
+    if graph_mode is False:
+        return DEFAULT if default else PYNATIVE
+    if runs:
+        return VARIABLE
+    return LIBRARY_VARIABLE if variable else LIBRARY
+
+
+def inherit(facts: Iterable[tuple[str, str, Iterable[str]]]) -> dict[str, bool | None]:
+    """The mode of each module that takes it from its importers, from the project's
+    `(module, mode_kind, imported names)`: only modules whose decision changes are in the
+    answer (see the module doc). Three breadth-first walks over the import graph, one from
+    the scripts of each mode, through modules of a passing kind only: linear in the
+    number of imports."""
+    kinds: dict[str, str] = {}
+    imported: dict[str, list[str]] = {}
+    for module, k, names in facts:
+        kinds[module] = k
+        imported[module] = list(names)
+    found: dict[str, list[str]] = {}  # an imported name -> the project modules it runs
+
+    def targets(module: str) -> list[str]:
+        out: list[str] = []
+        for name in imported[module]:
+            hit = found.get(name)
+            if hit is None:
+                # `from src.network import Net` runs `src/__init__` and `src/network`
+                parts = name.split(".")
+                hit = found[name] = [
+                    m for n in range(1, len(parts) + 1) if (m := ".".join(parts[:n])) in kinds
+                ]
+            out.extend(hit)
+        return out
+
+    def reached(sources: frozenset[str]) -> set[str]:
+        seen: set[str] = set()
+        todo = deque(t for m, k in kinds.items() if k in sources for t in targets(m))
+        while todo:
+            m = todo.popleft()
+            if m in seen or kinds[m] not in _PASSING:
+                continue
+            seen.add(m)
+            todo.extend(targets(m))
+        return seen
+
+    graph = reached(frozenset({GRAPH}))
+    variable = reached(frozenset({VARIABLE}))
+    eager = reached(frozenset({PYNATIVE, DEFAULT}))
+    out: dict[str, bool | None] = {}
+    for m, k in kinds.items():
+        if k == DEFAULT and m in graph or k == LIBRARY and m in graph:
+            out[m] = True
+        elif k == LIBRARY and m in eager and m not in variable:
+            out[m] = False
+    return out
+
+
+def apply(info: ModuleInfo, mode: bool | None) -> None:
+    """Give `info` (a module of a kind that inherits) the mode `inherit` found for it, or
+    (None) its own decision back."""
+    k = info.mode_kind
+    if k == DEFAULT:
+        info.graph_mode = bool(mode)
+        info.default_mode = not mode
+    elif k == LIBRARY:
+        info.graph_mode = mode

@@ -40,6 +40,7 @@ from npu_lsp.astutil import (
 from npu_lsp.columns import LineColumns
 from npu_lsp.locate import Known, folder_of, locate_top
 from npu_lsp.modes import compiles_cells, runs_eagerly
+from npu_lsp.modes import kind as mode_kind
 from npu_lsp.reexports import public_name
 
 if TYPE_CHECKING:
@@ -231,6 +232,10 @@ class ModuleInfo:
     #: True when `graph_mode` is False only because no literal mode applies (MindSpore's
     #: default, PYNATIVE_MODE, in a script that runs itself)
     default_mode: bool = False
+    #: how the file's own decision lets its importers' mode reach it (`modes.kind`); a
+    #: module of an inheriting kind has `graph_mode` / `default_mode` set from the
+    #: project's scripts by the index it is in (`modes.inherit`, `WorkspaceIndex`)
+    mode_kind: str = ""
     #: module-level `name = SomeClass(...)` -> class qualname (to follow `name.method()`)
     instances: dict[str, str] = field(default_factory=dict)
     #: module-level `g = ms.value_and_grad(forward)` / `ops.GradOperation()(net)` /
@@ -1258,6 +1263,7 @@ def _scan_module_calls(tree: ast.Module, info: ModuleInfo, text: str | None = No
             info.jit_wrapped.pop(name, None)
     info.graph_mode = modes.decide(info)
     info.default_mode = modes.default
+    info.mode_kind = mode_kind(info.graph_mode, modes.default, modes.runs, modes.unknown)
 
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
@@ -1664,6 +1670,9 @@ class ScopeResolver:
             module = workspace.module_for(path) if workspace else module_name_for(path)
             known = workspace.has_package if workspace else None
             info, def_lines = _summarize(tree, path, module, text, known)
+        if workspace is not None:
+            # a library's mode is its importing scripts' (`modes.inherit`)
+            workspace.apply_mode(info)
         self.info = info
         self.configured = configured_level or self.info.env_level
         self.scopes: dict[int, GraphScope] = {}

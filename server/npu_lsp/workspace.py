@@ -38,7 +38,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from npu_lsp import engine, project_scopes
+from npu_lsp import engine, modes, project_scopes
 from npu_lsp.cache import (
     CHECKER_ENTRY,
     Cache,
@@ -111,6 +111,9 @@ class Run:
     #: the modules of the run's Python files (and their packages), which absolute
     #: imports resolve against (`locate`)
     known: Known | None = None
+    #: the modes libraries take from the scripts importing them (`modes.inherit` over the
+    #: run's summaries; None until they are summarised)
+    modes: dict[str, bool | None] | None = None
 
     def located(self, i: int, summary: FileSummary) -> bool:
         """Is `summary` (cached for file `i`) made for this module name, with its imports
@@ -308,6 +311,18 @@ def _check_files(
             closure = {i: old_results[keys[i]].closure for i in order}
         else:
             closure = _closures(order, summaries, run.modules)
+        # the mode a library takes from the scripts importing it (they are not in its
+        # closure): part of its key, and of what its roots are computed under
+        inherited = modes.inherit(
+            (run.modules[i], summaries[i].mode_kind, summaries[i].imports) for i in order
+        )
+        run.modes = inherited
+        closure_mode = {
+            i: digest(closure[i], repr(inherited[run.modules[i]]))
+            if run.modules[i] in inherited
+            else closure[i]
+            for i in order
+        }
         # what other modules pass to each module's cells and functions: part of its key
         # (its callers import it, so they are not in its closure)
         passed = resolve(
@@ -325,7 +340,7 @@ def _check_files(
                 tick(1)
                 continue
             result_keys[i] = digest(
-                settings, contents[i], closure.get(i, ""), passed_into.get(run.modules[i], "")
+                settings, contents[i], closure_mode.get(i, ""), passed_into.get(run.modules[i], "")
             )
             todo.append(i)
         scopes_key = digest(settings, whole)
@@ -357,7 +372,7 @@ def _check_files(
                 packed, resolution = project_scopes.resolve_packed(
                     index,
                     [run.modules[i] for i in order],
-                    {run.modules[i]: closure[i] for i in order},
+                    {run.modules[i]: closure_mode[i] for i in order},
                     previous,
                 )
                 scopes = new_scopes = Scopes(packed)
@@ -556,6 +571,7 @@ def _summarise(run: Run, i: int) -> tuple[int, str, Any]:
             xcalls=info.xcalls,
             located=info.located,
             exports=info.exports,
+            mode_kind=info.mode_kind,
         ),
     )
 
@@ -611,6 +627,8 @@ def _index(run: Run, blobs: list[tuple[int, Blob]]) -> WorkspaceIndex:
     made = run.portables
     for i, blob in blobs:
         index.add_summary(run.keys[i], made.get(i) or blob, run.modules[i])
+    if run.modes is not None:
+        index.set_library_modes(run.modes)
     return index
 
 

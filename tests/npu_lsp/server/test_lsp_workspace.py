@@ -328,3 +328,55 @@ async def test_the_same_helper_at_lax_has_no_finding(fresh_client: LanguageClien
     helpers = (tmp_path / "helpers.py").as_uri()
     open_doc(fresh_client, helpers, HALVE)
     assert await wait_for_diagnostics(fresh_client, helpers) == []
+
+
+LIB = (
+    "import numpy as np\n"
+    "from mindspore import Tensor, nn, ops\n"
+    "\n"
+    "\n"
+    "class STN(nn.Cell):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.fc1 = nn.Dense(8, 4)\n"
+    "\n"
+    "    def construct(self, x):\n"
+    "        x = ops.Reshape()(Tensor(np.max(x.asnumpy(), axis=2)), (-1, 8))\n"
+    "        return self.fc1(x)\n"
+)
+
+
+def _train(mode: str) -> str:
+    return (
+        "import numpy as np\n"
+        "import mindspore as ms\n"
+        "from lib import STN\n"
+        "\n"
+        f"ms.set_context(mode=ms.{mode})\n"
+        "print(STN()(ms.Tensor(np.ones((2, 8, 5), np.float32))))\n"
+    )
+
+
+async def test_a_library_takes_the_mode_of_the_script_importing_it(
+    fresh_client: LanguageClient, tmp_path: Path
+) -> None:
+    """`modes.inherit`: lib.py sets no mode; train.py, which builds and calls its Cell, sets
+    GRAPH_MODE, so lib.py's construct compiles (MS145); an unsaved edit of train.py to
+    PYNATIVE_MODE leaves nothing of lib.py compiled, and back."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\n', encoding="utf-8")
+    (tmp_path / "lib.py").write_text(LIB, encoding="utf-8")
+    (tmp_path / "train.py").write_text(_train("GRAPH_MODE"), encoding="utf-8")
+    await start(fresh_client, tmp_path, options={"debounceMs": 0})
+    await wait_for_index(fresh_client)
+    lib = (tmp_path / "lib.py").as_uri()
+    train = (tmp_path / "train.py").as_uri()
+    open_doc(fresh_client, lib, LIB)
+    open_doc(fresh_client, train, _train("GRAPH_MODE"))
+    diags = await wait_for_diagnostics(fresh_client, lib, lambda d: len(d) > 0)
+    assert [(d.code, d.range.start.line) for d in diags] == [("MS145", 11)]
+    await wait_for_diagnostics(fresh_client, train)
+    replace_all(fresh_client, train, _train("PYNATIVE_MODE"), 2)
+    assert await wait_for_diagnostics(fresh_client, lib, lambda d: d == []) == []
+    replace_all(fresh_client, train, _train("GRAPH_MODE"), 3)
+    diags = await wait_for_diagnostics(fresh_client, lib, lambda d: len(d) > 0)
+    assert [(d.code, d.range.start.line) for d in diags] == [("MS145", 11)]
