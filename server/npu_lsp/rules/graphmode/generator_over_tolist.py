@@ -10,7 +10,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
-from npu_lsp.rules.graphmode.host_values import host_data
+from npu_lsp.rules.graphmode.host_values import host_data, runs_only_if_reached
 from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
 
 #: consumers that take a generator over host data under LAX (measured, written/heldout14b
@@ -124,6 +124,16 @@ class GeneratorOverTolist(GraphRule):
             ):
                 made = gen.iter
             if made is not None and not _one_item(gen.iter, ctx):
+                if runs_only_if_reached(node, ctx):
+                    # run as Python under a run-time test: it fails only when it runs
+                    # (measured, written/lax probes `genfresh38_rt_if_*`; fresh v6 seed 12001340)
+                    yield ctx.diagnostic(
+                        self,
+                        node,
+                        f"under LAX a generator over `{ctx.segment(made)}` (Python data JIT Fallback makes from a tensor at run time) fails when it runs, here under a test decided at run time; compute it with tensor ops (ops.* / Tensor methods), or return the tensor and do this Python post-processing outside construct",
+                        severity="warning",
+                    )
+                    return
                 yield ctx.diagnostic(
                     self,
                     node,

@@ -38,6 +38,7 @@ from npu_lsp.rules.graphmode.fallback_calls import (
 )
 from npu_lsp.rules.graphmode.flow import GROWERS, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes, top_cell_construct
+from npu_lsp.rules.graphmode.host_values import runs_only_if_reached
 from npu_lsp.rules.graphmode.input_object_attribute_store import (
     input_object_stored,
     stores_on_objects,
@@ -1483,6 +1484,11 @@ class _Opaque:
             # a list holding one: what `pop()`, `sum()` or an index take out of it (measured:
             # `outs = [v, v * 2]; outs.reverse(); x = outs.pop()` then `nn.Dense(x)` fails)
             return any(self.value(v, func, env, depth) for v in e.elts if not isinstance(v, ast.Starred))
+        if isinstance(e, ast.Dict):
+            # a dict display holding one, the same way (fresh v6 seed 12001188: `feats = {'a':
+            # x, 'b': x}; x = sum(feats.values()) / 2` of a fallback `x`, then
+            # `ops.clip_by_value(x, ...)` fails, "DtypeToEnum")
+            return any(self.value(v, func, env, depth) for v in e.values)
         if isinstance(e, ast.Attribute) and isinstance(e.ctx, ast.Load) and e.attr != "dtype":
             if branch_stored(e, func, self.ctx) or number_stored(e, func, self.ctx) or held_number_stored(e, func, self.ctx):
                 return True
@@ -2257,7 +2263,9 @@ class _Opaque:
                 # `genfresh28_ab_*`: in a `for` over `range(2)` or a `while`, not in `range(1)`
                 # or outside a loop; fresh v5 seed 11500012)
                 over = self._comprehension_over_fallback(comp, func, env, ranges=True)
-                if over is None:
+                if over is None or runs_only_if_reached(comp, self.ctx, func):
+                    # run as Python under a run-time test: it fails only when it runs, and
+                    # not this way (MS193 / MS173 say so; fresh v6 seeds 12001319, 12001340)
                     return None
                 loop = "for" if isinstance(node, ast.For) else "while"
                 return (
