@@ -191,6 +191,12 @@ class HostListIterated(GraphRule):
       += 1; x = x + self.calls * 0`), from a local arithmetic lambda given one (`f = lambda
       t: t * 2; x = f(x) / 2`), and from an item unpacked from a `collections.namedtuple`
       (`v, s = Out(x, 2.0)`); fresh v5 seeds 11800077, 11800121, 11800183.
+    - A list comprehension given to the tensor constructor (`ms.Tensor([[v * 2 for v in row]
+      for row in x.tolist()])`) or to a function neither MindSpore nor a builtin, under an
+      `if` / `while` whose test is a run-time tensor value, is a warning: it fails only when
+      that body runs ("unsupported operand type(s) for +: 'float' and 'list'"; written/lax
+      probes `genfresh38_wt_tolist_comp_*`, `genfresh38_rt_*tolist_comp*`; fresh v6 seed
+      12001319).
     """
 
     nodes = (ast.ListComp, ast.Call, ast.For)
