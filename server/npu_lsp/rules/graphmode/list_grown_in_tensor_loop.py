@@ -468,7 +468,7 @@ def _fallback_size_test(test: ast.expr, ctx: Context) -> bool:
     the loop is compiled once, as for a tensor condition (measured, written/lax probes
     `genfresh38_it_while_shape_stack*`: stacking what it appended fails, "For 'Stack', the
     'len of input_x' ... got '0'"; over a graph tensor it compiles; fresh v6 seed 12001318)."""
-    return any(_fallback_size_read(n, ctx) for n in ast.walk(test) if type(n) in (ast.Subscript, ast.Call))
+    return any(_fallback_size_read(n, ctx) for n in ast.walk(test) if isinstance(n, (ast.Subscript, ast.Call)))
 
 
 def _shape_made_dynamic(loop: ast.While, ctx: Context) -> bool:
