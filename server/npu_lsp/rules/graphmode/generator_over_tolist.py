@@ -10,7 +10,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
-from npu_lsp.rules.graphmode.host_values import host_data
+from npu_lsp.rules.graphmode.host_values import host_data, runs_only_if_reached
 from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
 
 #: consumers that take a generator over host data under LAX (measured, written/heldout14b
@@ -32,7 +32,9 @@ class GeneratorOverTolist(GraphRule):
     reads the `len` of such data (`range(len(a) - 1)` with `a = idx[0].tolist()`, or a
     helper's parameter every call gives such data: n-gram counting), and a generator over
     a list of scalars read from a tensor LAX holds as a Python object (`[x[0, j].item() for
-    j in range(3)]` below `x = ms.Tensor(np.stack(...))`).
+    j in range(3)]` below `x = ms.Tensor(np.stack(...))`). A generator given to a function
+    neither MindSpore nor a builtin (`collections.Counter(...)`) under an `if` or a `while`
+    whose test is a run-time tensor value is a warning: it fails only when that body runs.
 
     ## Why is this bad?
     Under LAX, `x.tolist()` runs as Python (JIT Fallback) and gives a value the graph knows
@@ -89,6 +91,10 @@ class GeneratorOverTolist(GraphRule):
       heldout15a/17a/19a BLEU cases): over `range(len(host data))` `sum`, `tuple`,
       `Counter` of a generator and a list comprehension fail under LAX; a `for` statement, a
       range over a tensor's or a constant list's length compile.
+    - Run-time guards: written/lax probes `genfresh38_wt_gen_*` and `genfresh38_rt_*_gen*`
+      (`collections.Counter(round(v) for v in vals)` fails at run time, "unsupported operand
+      type(s) for +: 'int' and 'list'", in a loop or not; under `if` / `while` on a tensor
+      whose body never runs it compiles and runs); fresh v6 seed 12001340.
     """
 
     nodes = (ast.GeneratorExp, ast.ListComp)
@@ -124,6 +130,16 @@ class GeneratorOverTolist(GraphRule):
             ):
                 made = gen.iter
             if made is not None and not _one_item(gen.iter, ctx):
+                if runs_only_if_reached(node, ctx):
+                    # run as Python under a run-time test: it fails only when it runs
+                    # (measured, written/lax probes `genfresh38_rt_if_*`; fresh v6 seed 12001340)
+                    yield ctx.diagnostic(
+                        self,
+                        node,
+                        f"under LAX a generator over `{ctx.segment(made)}` (Python data JIT Fallback makes from a tensor at run time) fails when it runs, here under a test decided at run time; compute it with tensor ops (ops.* / Tensor methods), or return the tensor and do this Python post-processing outside construct",
+                        severity="warning",
+                    )
+                    return
                 yield ctx.diagnostic(
                     self,
                     node,

@@ -419,3 +419,44 @@ def literal_int(e: ast.expr) -> bool:
     if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
         e = e.operand
     return isinstance(e, ast.Constant) and type(e.value) is int
+
+
+def runs_only_if_reached(comp: ast.ListComp | ast.GeneratorExp, ctx: Context, func: ast.AST | None = None) -> bool:
+    """Is `comp` run as Python by JIT Fallback, so that under LAX it fails only when it runs,
+    and is it under a test MindSpore decides only at run time?
+
+    Run as Python: its result (maybe as the element of an outer comprehension) goes straight
+    into the tensor constructor (`ms.Tensor([[v * 2 for v in row] for row in x.tolist()])`)
+    or into a function neither MindSpore nor a builtin (`collections.Counter(round(v) for v
+    in vals)`). Measured (written/lax probes `genfresh38_wt_*`, `genfresh38_rt_*`; fresh v6
+    seeds 12001319, 12001340): such a comprehension over host data is rejected at run time
+    ("unsupported operand type(s) for +: 'float' and 'list'"), in a loop or not, and compiles
+    and runs when it sits under an `if` or a `while` on a tensor whose body never runs; the
+    same comprehension given to `ops.stack` fails while compiling ("The pointer[abs_base] is
+    null") even there, so it is not one of these."""
+    node: ast.AST = comp
+    up = ctx.parent(node)
+    while isinstance(up, (ast.ListComp, ast.GeneratorExp)) and node is up.elt:
+        node, up = up, ctx.parent(up)
+    if not isinstance(up, ast.Call) or node not in up.args:
+        return False
+    name = ctx.qualname(up.func) or ""
+    tensor = name.startswith("mindspore") and name.rsplit(".", 1)[-1] == "Tensor"
+    if not tensor and (not name or name.startswith(("mindspore", "builtins"))):
+        return False
+    return under_runtime_test(comp, ctx, func)
+
+
+def under_runtime_test(node: ast.AST, ctx: Context, func: ast.AST | None = None) -> bool:
+    """Is `node` in the body of an `if` / `while` (or a side of a conditional expression) of
+    `func` (default: the function being checked) whose test is a run-time value (a tensor, `t.item()`), which
+    MindSpore neither folds nor unrolls: whether the body runs is known only at run time."""
+    func = func if func is not None else ctx.function
+    flow = analyzer(ctx)
+    child: ast.AST = node
+    up = ctx.parent(node)
+    while up is not None and up is not func:
+        if isinstance(up, (ast.If, ast.While, ast.IfExp)) and child is not up.test and flow.kind(up.test, func).dynamic:
+            return True
+        child, up = up, ctx.parent(up)
+    return False

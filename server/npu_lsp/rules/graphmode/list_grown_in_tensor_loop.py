@@ -54,7 +54,9 @@ class ListGrownInTensorLoop(GraphRule):
     `x = x * 2` before the method is called), or, under LAX, the size of a value JIT
     Fallback made (`range(x.shape[0])` after `x = x + math.floor(x.max()) * 0`): that loop
     is unrolled while compiling, with
-    no iterations (a list holding elements before such a loop cannot be stacked either).
+    no iterations (a list holding elements before such a loop cannot be stacked either);
+    a `while` whose test reads such a size (`while t < x.shape[0]:`) is compiled once, as
+    for a tensor condition.
     A tuple or list grown by concatenation (`outs = outs + (r,)`, `outs += (r,)`) in such
     a loop is as empty. `max(lst)` / `min(lst)` / `sum(lst)` of a list left empty that way
     are flagged too ("max() arg is an empty sequence"; `sum`: "Cannot join the return
@@ -122,7 +124,8 @@ class ListGrownInTensorLoop(GraphRule):
       math.floor(x.max()) * 0`, `ms.Tensor(x.asnumpy())`, `x * self.mask` after `if
       self.mask is None: self.mask = ...`): written/lax probes `genfresh37_ip_*`,
       `genfresh37_mk_*` (rejected; after `.item()` it compiles), fresh v6 seeds 12001101,
-      12001001.
+      12001001; a `while t < x.shape[0]:` over such a value is compiled once, as for a tensor
+      condition: written/lax probes `genfresh38_it_while_shape_stack*`.
     - Direct iteration of a dynamic-shape tensor: the written set `domains`
       (`gnn_readout_python_split`) and its `iterate_*` probes (an input tensor iterated, and
       a `masked_select` result accumulated without a list, compile).
@@ -452,9 +455,20 @@ def _growing_tensor_loop(name: str, call: ast.Call, ctx: Context) -> ast.While |
     and does not contain it."""
     for loop, grown in _while_loops(ctx):
         ended_before = (loop.end_lineno or loop.lineno) < call.lineno
-        if name in grown and ended_before and (analyzer(ctx).kind(loop.test).dynamic or _shape_made_dynamic(loop, ctx)):
+        if name in grown and ended_before and (
+            analyzer(ctx).kind(loop.test).dynamic or _shape_made_dynamic(loop, ctx) or _fallback_size_test(loop.test, ctx)
+        ):
             return loop
     return None
+
+
+def _fallback_size_test(test: ast.expr, ctx: Context) -> bool:
+    """Under LAX, does the condition read the size of a value JIT Fallback made (`while t <
+    x.shape[0]:` after `x = x + math.floor(x.max()) * 0`)? That size is a run-time value, so
+    the loop is compiled once, as for a tensor condition (measured, written/lax probes
+    `genfresh38_it_while_shape_stack*`: stacking what it appended fails, "For 'Stack', the
+    'len of input_x' ... got '0'"; over a graph tensor it compiles; fresh v6 seed 12001318)."""
+    return any(_fallback_size_read(n, ctx) for n in ast.walk(test) if isinstance(n, (ast.Subscript, ast.Call)))
 
 
 def _shape_made_dynamic(loop: ast.While, ctx: Context) -> bool:

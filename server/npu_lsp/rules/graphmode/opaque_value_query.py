@@ -38,6 +38,7 @@ from npu_lsp.rules.graphmode.fallback_calls import (
 )
 from npu_lsp.rules.graphmode.flow import GROWERS, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes, top_cell_construct
+from npu_lsp.rules.graphmode.host_values import runs_only_if_reached
 from npu_lsp.rules.graphmode.input_object_attribute_store import (
     input_object_stored,
     stores_on_objects,
@@ -591,6 +592,14 @@ class FallbackValueShapeQuery(GraphRule):
     No automatic fix.
 
     ## References
+    - A list (`[]`) or dict (`{}`) filled only in a `for` over such a value, then read at a
+      constant index (`outs[0]`, `d[0]`): written/lax probes `genfresh38_it_*` ("cannot get
+      item by index from an empty sequence", "The key 0 does not exist in the dict:{}"; over
+      a graph tensor they compile); fresh v6 seed 12001212. A fallback value held in a dict
+      display (`sum(feats.values())`): fresh v6 seed 12001188. A comprehension run as Python
+      (given to `ms.Tensor` or `collections.Counter`) in a `while` on a tensor is not the
+      looped comprehension below: it fails only when it runs (MS193 / MS173; written/lax
+      probes `genfresh38_wt_*`, `genfresh38_rt_*`).
     - Unused results: written/lax probes `fix35c_dte_local_unused`, `fix36b_un_*`,
       `fix36b_uf_*`, `fix36b_ur_*`, `fix36b_uc_*`.
     - A list of numbers read one by one from such a tensor, indexed or iterated: written/lax
@@ -757,7 +766,7 @@ class FallbackValueShapeQuery(GraphRule):
                     f"`{ctx.segment(v.args[0])}` comes from a JIT Fallback call; MindSpore cannot index the shape of such a value",
                 )
             else:
-                why = o.failed_index(node, func, frozenset())
+                why = o.failed_index(node, func, frozenset()) or o.emptied_index(node, func)
                 if why:
                     yield ctx.diagnostic(self, node, why.format(name=ctx.segment(node.value)))
             return
@@ -1156,6 +1165,21 @@ _EMPTY_MESSAGE = (
     " runs no pass while compiling: the list is empty here (MindSpore: \"{said}\"); build it with"
     " tensor ops on a tensor the graph computes"
 )
+_EMPTY_INDEX_MESSAGE = (
+    "`{{name}}` is filled only in a `for` over `{over}`, a JIT Fallback value, of which MindSpore"
+    " runs no pass while compiling: it is empty here (MindSpore: \"{said}\"); build it with"
+    " tensor ops on a tensor the graph computes"
+)
+
+
+def _empty_index(loop: ast.For, said: str) -> str:
+    """`_EMPTY_INDEX_MESSAGE` for `loop`, its braces kept for the `{name}` format that follows."""
+    def braces(s: str) -> str:
+        return s.replace("{", "{{").replace("}", "}}")
+
+    return _EMPTY_INDEX_MESSAGE.format(over=braces(ast.unparse(loop.iter)), said=braces(said))
+
+
 _ITEMS_MESSAGE = (
     "`{fn}` of a list of `{elt}`, Python values JIT Fallback reads at run time: MindSpore compiles"
     " it to a dynamic-length reduction the CPU backend cannot run (\"Unsupported op [IsDimUnKnown]\");"
@@ -1483,6 +1507,11 @@ class _Opaque:
             # a list holding one: what `pop()`, `sum()` or an index take out of it (measured:
             # `outs = [v, v * 2]; outs.reverse(); x = outs.pop()` then `nn.Dense(x)` fails)
             return any(self.value(v, func, env, depth) for v in e.elts if not isinstance(v, ast.Starred))
+        if isinstance(e, ast.Dict):
+            # a dict display holding one, the same way (fresh v6 seed 12001188: `feats = {'a':
+            # x, 'b': x}; x = sum(feats.values()) / 2` of a fallback `x`, then
+            # `ops.clip_by_value(x, ...)` fails, "DtypeToEnum")
+            return any(self.value(v, func, env, depth) for v in e.values)
         if isinstance(e, ast.Attribute) and isinstance(e.ctx, ast.Load) and e.attr != "dtype":
             if branch_stored(e, func, self.ctx) or number_stored(e, func, self.ctx) or held_number_stored(e, func, self.ctx):
                 return True
@@ -2257,7 +2286,9 @@ class _Opaque:
                 # `genfresh28_ab_*`: in a `for` over `range(2)` or a `while`, not in `range(1)`
                 # or outside a loop; fresh v5 seed 11500012)
                 over = self._comprehension_over_fallback(comp, func, env, ranges=True)
-                if over is None:
+                if over is None or runs_only_if_reached(comp, self.ctx, func):
+                    # run as Python under a run-time test: it fails only when it runs, and
+                    # not this way (MS193 / MS173 say so; fresh v6 seeds 12001319, 12001340)
                     return None
                 loop = "for" if isinstance(node, ast.For) else "while"
                 return (
@@ -2709,6 +2740,58 @@ class _Opaque:
             if over is not None:
                 return _PLACEHOLDER_ITER_MESSAGE.format(name=ast.unparse(part), over=ast.unparse(over))
         return None
+
+    def emptied_index(self, node: ast.Subscript, func: ast.AST) -> str | None:
+        """Why `lst[0]` / `d[0]` fails when `lst` (bound to `[]`) or `d` (bound to `{}`) is
+        filled only in a `for` over a JIT Fallback value (also a parameter a caller gives one),
+        if it does: MindSpore runs no pass of that loop while compiling, so the container is
+        still empty (measured, written/lax probes `genfresh38_it_*`: `for r in x:
+        outs.append(r * 2)` then `outs[0]`, "cannot get item by index from an empty
+        sequence"; `for i, r in enumerate(x): d[i] = r` then `d[0]`, "The key 0 does not
+        exist in the dict:{}"; the same loops over a graph tensor compile; fresh v6 seed
+        12001212). A message with `{name}` for the indexed name."""
+        if type(node.ctx) is not ast.Load or type(node.value) is not ast.Name:
+            return None
+        key = node.slice
+        if not (type(key) is ast.Constant and type(key.value) is int):
+            return None
+        name = node.value
+        env = self.opaque_params(func)
+        loop = self._filled_over_fallback(name, func, env)
+        if loop is not None:
+            return _empty_index(loop, "For primitive:'list_getitem', cannot get item by index from an empty sequence")
+        loop = self._dict_filled_over_fallback(name, func, env)
+        if loop is not None:
+            return _empty_index(loop, f"The key {key.value} does not exist in the dict:{{}}")
+        return None
+
+    def _dict_filled_over_fallback(self, name: ast.Name, func: ast.AST, env: frozenset[str]) -> ast.For | None:
+        """The `for` over a JIT Fallback value whose item stores (`d[k] = v`) alone fill the
+        dict `name`, bound to `{}` before it and read here (`_filled_over_fallback` for a dict)."""
+        last = self._last_assignment(name, func)
+        if not (isinstance(last, ast.Assign) and type(last.value) is ast.Dict and not last.value.keys):
+            return None
+        bound_at = (last.lineno, last.col_offset)
+        read_at = (name.lineno, name.col_offset)
+        if any(not c.nested for c in analyzer(self.ctx).changes(name.id, func)):
+            return None  # `d.update(...)`, `d.setdefault(...)`: filled another way too
+        loop: ast.For | None = None
+        for st in own_nodes(func):
+            if type(st) is not ast.Assign or not bound_at < (st.lineno, st.col_offset) < read_at:
+                continue
+            if not any(type(t) is ast.Subscript and type(t.value) is ast.Name and t.value.id == name.id for t in st.targets):
+                continue
+            up: ast.AST | None = self.ctx.parent(st)
+            while up is not None and not isinstance(up, (ast.For, ast.While, ast.FunctionDef, ast.If)):
+                up = self.ctx.parent(up)
+            if not isinstance(up, ast.For) or (up.lineno, up.col_offset) < bound_at or (loop is not None and up is not loop):
+                return None
+            loop = up
+        if loop is None or not self.value(loop.iter, func, env) or not self._runtime(loop.iter, func, env):
+            return None
+        if isinstance(loop.iter, ast.Call) and self.ctx.qualname(loop.iter.func) == "builtins.range":
+            return None
+        return loop
 
     def failed_index(self, node: ast.Subscript, func: ast.AST, env: frozenset[str]) -> str | None:
         """Why indexing a local built from a fallback value fails, if it does (a message with

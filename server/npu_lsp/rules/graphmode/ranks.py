@@ -1253,7 +1253,7 @@ class Ranks:
     def _assign(self, t: ast.expr, v: Val, value: ast.expr, env: Env, func: ast.AST, depth: int) -> None:
         if isinstance(t, ast.Name):
             env[t.id] = v
-            items = self._items(value, env, func, depth) if type(value) in (ast.List, ast.Tuple, ast.ListComp) else None
+            items = self._items(value, env, func, depth) if type(value) in (ast.List, ast.Tuple, ast.ListComp, ast.BinOp) else None
             if items is not None:
                 env[_LIST + t.id] = Items(tuple(items))
             elif type(value) is ast.Dict and value.keys and all(type(k) is ast.Constant and type(k.value) is str for k in value.keys):
@@ -2318,6 +2318,12 @@ class Ranks:
             if any(isinstance(x, ast.Starred) for x in seq.elts):
                 return None
             return [self.ev(x, env, func, depth) for x in seq.elts]
+        if type(seq) is ast.BinOp and type(seq.op) is ast.Add and depth < _DEPTH:
+            # `outs = outs + [h]` grows a list as `append` does, one item a pass of an
+            # unrolled loop (fresh v6 seed 12001164: then `ops.stack(outs)` keeps the rows)
+            left = self._items(seq.left, env, func, depth + 1)
+            right = self._items(seq.right, env, func, depth + 1) if left is not None else None
+            return None if right is None else left + right  # type: ignore[operator]
         if type(seq) is ast.Name:
             # a list a display or an unrolled comprehension made (`pairs = [a + b for a, b in
             # zip(x, x * 2)]` then `ops.stack(pairs)`: fresh v5 seed 11400083), as it was then

@@ -238,7 +238,7 @@ def _if_join(node: ast.If, ctx: Context, a: Analyzer) -> tuple[str, tuple[str, s
     inner = [n for st in (*node.body, *node.orelse) for n in ast.walk(st)]
     if not any(isinstance(n, ast.Constant) and isinstance(n.value, str) for n in inner):
         return None  # no side binds a str constant: both sides hold what came before
-    if not a.kind(node.test).dynamic or inside_while(node, ctx):
+    if not a.kind(node.test).dynamic or (inside_while(node, ctx) and not _in_unrolled_whiles(node, ctx, a)):
         return None  # a value joined across a while's iterations is MS119's
     names = sorted({n.id for n in inner if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)})
     for name in names:
@@ -254,6 +254,33 @@ def _if_join(node: ast.If, ctx: Context, a: Analyzer) -> tuple[str, tuple[str, s
         if left is not None and right is not None and left != right:
             return name, (left, right)
     return None
+
+
+def _in_unrolled_whiles(node: ast.AST, ctx: Context, a: Analyzer) -> bool:
+    """Is every `while` around `node` one MindSpore unrolls while compiling (a test known then,
+    `while True:` / `while w < 2:`, and each `break` / `continue` in it under such a test)?
+    Each pass is then straight-line code, and a str joined in one is joined as outside a loop
+    (measured, written/lax probes `genfresh38_sw_*`; fresh v6 seed 12001318)."""
+    p = ctx.parent(node)
+    while p is not None and p is not ctx.function:
+        if isinstance(p, ast.While):
+            if a.kind(p.test) != Kind.CONST:
+                return False
+            for n in ast.walk(p):
+                if isinstance(n, (ast.Break, ast.Continue)) and not _const_guarded(n, p, ctx, a):
+                    return False
+        p = ctx.parent(p)
+    return True
+
+
+def _const_guarded(n: ast.AST, loop: ast.While, ctx: Context, a: Analyzer) -> bool:
+    """Does every `if` between `n` and `loop` test a value known while compiling?"""
+    p = ctx.parent(n)
+    while p is not None and p is not loop:
+        if isinstance(p, ast.If) and a.kind(p.test) != Kind.CONST:
+            return False
+        p = ctx.parent(p)
+    return True
 
 
 def _assign_join(node: ast.Assign, ctx: Context, a: Analyzer) -> tuple[str, tuple[str, str]] | None:
