@@ -180,12 +180,16 @@ def test_cells_in_python_list_is_an_error_only_when_compilation_fails() -> None:
         # the second of two appends one after the other, and the loop reading them
         "self.lin.append(nn.Dense(3, 3))  # expect: MS126",
         "for layer in self.lin:  # expect: MS126",
+        # two SequentialCells of one Dense: both name it `0.weight`
+        "self.twins = [nn.SequentialCell([nn.Dense(3, 3)]), nn.SequentialCell(nn.Dense(3, 3))]  # expect: MS126",
+        "return a, self.twins[1](self.twins[0](x))  # expect: MS126",
     ]
     # warnings: one cell, a list construct never reads, cells without Parameters (losses), a
     # dict whose construct reads one key, a dict read by a construct argument and a list
     # read at one index, cells of classes whose parameter names cannot clash, a loop of
-    # one turn appending one cell, the first of two appends
-    assert len(diags) - len(errors) == 12
+    # one turn appending one cell, the first of two appends, a SequentialCell's `0.weight`
+    # beside a bare Dense's `weight`
+    assert len(diags) - len(errors) == 13
 
 
 @settings(max_examples=300, deadline=None)

@@ -36,6 +36,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     differentiated_function_called_again,
     duplicate_parameter_names,
     dynamic_length_rows_read,
+    dynamic_rank_tuple_index,
     empty_deque_grown,
     enum_member_in_graph,
     fallback_closure_unpack,

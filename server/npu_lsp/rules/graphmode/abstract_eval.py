@@ -529,7 +529,27 @@ class Values:
             item = _item(base, e.slice)
             if item is not None:
                 return item
-        return av.UNKNOWN
+        return self._constant_str_item(e, func)
+
+    def _constant_str_item(self, e: ast.Subscript, func: ast.AST | None) -> av.Value:
+        """`CLASSES[1]`, `self.classes[i]`: an item of a tuple of strs MindSpore holds as a
+        constant (a module-level tuple, one `__init__` keeps on `self`), at an index known
+        while compiling (a literal, a `for i in range(...)` variable: the loop is unrolled).
+        Such an item is a str of the graph: `len(CLASSES[1])` and `len(CLASSES[1].upper())`
+        are refused under STRICT, "cannot get attributes __len__ or the String object"
+        (measured, written/heldout38a case `r2_string_class_name_constant_upper_clean` and
+        probes `fix38e_sl_*`; `len(CLASSES)` and `CLASSES[1].upper() == "CAR"` compile)."""
+        if func is None or isinstance(e.slice, ast.Slice) or self._in_closure(func):
+            return av.UNKNOWN
+        if not isinstance(e.value, (ast.Name, ast.Attribute)) or self.a.kind(e.slice, func).dynamic:
+            return av.UNKNOWN
+        seq = instances(self.ctx).evaluate(e.value, func)
+        if not (isinstance(seq, tuple) and seq and all(isinstance(x, str) for x in seq)):
+            return av.UNKNOWN
+        i = instances(self.ctx).evaluate(e.slice, func)
+        if type(i) is int and -len(seq) <= i < len(seq):
+            return av.Str(seq[i])
+        return av.Str()
 
     def _indexed_result(self, e: ast.Subscript, func: ast.AST | None) -> av.Value | None:
         """`ops.topk(x, k)[1]` / `x.topk(k)[1]`: an item of fixed dtype of the tuple a

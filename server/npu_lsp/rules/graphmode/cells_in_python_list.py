@@ -48,7 +48,14 @@ class CellsInPythonList(Rule):
     a given `name=` is kept), so instances of two classes whose names differ (`fc.*` beside
     `fc1.*`, `lin.*` beside `proj.*`, `body.fc.weight` beside `body.weight`) compile, while
     two instances of one class, or two classes both storing `lin`, clash (written/heldout32b
-    probes `fix32c_cl_*`). A Parameter named from an argument of its Cell's `__init__`
+    probes `fix32c_cl_*`). Cells inside an `nn.SequentialCell`, `nn.CellList` or
+    `nn.CellDict` are named `<index or key>.` + their path there: `{"cls":
+    nn.SequentialCell([nn.Dense(16, 3)]), "reg": nn.Dense(16, 1)}` (`0.weight` beside
+    `weight`), `SequentialCell([Dense])` beside `SequentialCell([ReLU(), Dense])`
+    (`1.weight`), `OrderedDict` keys that differ, or a class storing a `SequentialCell`
+    beside one storing a `Dense` under one attribute (`net.0.weight`, `net.weight`) compile,
+    while two `SequentialCell([Dense])` or two `CellList([Dense])` clash on `0.weight`
+    (written/heldout38d probes `fix38d_sq_*`). A Parameter named from an argument of its Cell's `__init__`
     (`name=f"expert_{idx}_w"`, `"expert_" + str(idx)`) takes the value each construction
     passes: `[Expert(d, i) for i in range(e)]` or `[Expert(d, 0), Expert(d, 1)]` compile,
     a repeated literal or an argument all entries share (`f"expert_{d}_w"`) clashes
@@ -1487,8 +1494,101 @@ def _may_clash(owners: list[ast.expr], ctx: Context) -> bool:
 
 def _name_clash(a: str, b: str) -> bool:
     """May a Parameter named by pattern `a` be named as one of `b`? A pattern stands for
-    itself and every name below it (`fc` for `fc.weight`)."""
+    itself and every name below it (`fc` for `fc.weight`); an `_ANY_INDEX` part stands for
+    any index of a container built by a comprehension."""
+    if _ANY_INDEX in a or _ANY_INDEX in b:
+        pa, pb = a.split("."), b.split(".")
+        return all(x == y or (x == _ANY_INDEX and y.isdigit()) or (y == _ANY_INDEX and x.isdigit()) for x, y in zip(pa, pb, strict=False))
     return a == b or a.startswith(b + ".") or b.startswith(a + ".")
+
+
+#: in a name pattern, the index of an entry of a `SequentialCell` / `CellList` built from a
+#: comprehension (`0`, `1`, ...: which one is not followed)
+_ANY_INDEX = "\x02"
+
+#: `mindspore.nn` containers that name their entries' Parameters `<key>.` + their path
+_CONTAINERS = frozenset({"SequentialCell", "CellList", "CellDict"})
+
+
+def _container_names(call: ast.Call, ctx: Context, depth: int) -> frozenset[str] | None:
+    """Name patterns of the Parameters of an `nn.SequentialCell` / `nn.CellList` /
+    `nn.CellDict` built by `call`, unregistered: each entry's Parameters are renamed
+    `<key>.` + their path in the entry (`update_parameters_name` in mindspore/nn/layer/
+    container.py, 2.10): the index for a list or for several cells given one by one,
+    `0` for a single cell, the key of an `OrderedDict` or of a `CellDict`'s dict. Measured
+    (written/heldout38d probes `fix38d_sq_*`): a plain dict holding `SequentialCell([Dense])`
+    (`0.weight`) beside a bare `Dense` (`weight`), `SequentialCell([ReLU(), Dense])`
+    (`1.weight`), `OrderedDict` keys `fc` / `proj`, a nested `SequentialCell` (`0.0.weight`)
+    compile; two `SequentialCell([Dense])` or two `CellList([Dense])` clash on `0.weight`.
+    None when an entry or the layout is not known (`auto_prefix=False` included)."""
+    layer = (ctx.qualname(call.func) or "").rsplit(".", 1)[-1]
+    if depth > 4 or call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+        return None  # `auto_prefix=False` keeps the entries' own names
+    entries: list[tuple[str, ast.expr]] | None
+    if layer == "SequentialCell" and len(call.args) > 1:
+        entries = [(str(i), a) for i, a in enumerate(call.args)]
+    elif len(call.args) != 1:
+        return frozenset() if not call.args else None
+    else:
+        entries = _keyed_entries(call.args[0], layer, ctx)
+    if entries is None:
+        return None
+    out: set[str] = set()
+    for key, e in entries:
+        inner = _entry_names(e, ctx, depth + 1)
+        if inner is None:
+            return None
+        out.update(f"{key}.{n}" for n in inner)
+    return frozenset(out)
+
+
+def _keyed_entries(arg: ast.expr, layer: str, ctx: Context) -> list[tuple[str, ast.expr]] | None:
+    """(key, cell) of the one argument of a container `layer`: a list display (indices), a
+    list comprehension (`_ANY_INDEX`), an `OrderedDict` / dict display of string keys, or a
+    single cell given to a `SequentialCell` (index 0)."""
+    if isinstance(arg, ast.List) and layer != "CellDict":
+        return [(str(i), e) for i, e in enumerate(arg.elts)]
+    if isinstance(arg, ast.ListComp) and layer != "CellDict" and len(arg.generators) == 1:
+        return [(_ANY_INDEX, arg.elt)]
+    pairs: list[ast.expr] | None = None
+    if isinstance(arg, ast.Dict) and layer == "CellDict":
+        if any(k is None for k in arg.keys):
+            return None
+        pairs = [ast.Tuple(elts=[k, v]) for k, v in zip(arg.keys, arg.values, strict=True)]  # type: ignore[list-item]
+    elif isinstance(arg, ast.Call) and (ctx.qualname(arg.func) or "").endswith("OrderedDict") and layer != "CellList":
+        inner = arg.args[0] if len(arg.args) == 1 and not arg.keywords else None
+        pairs = inner.elts if isinstance(inner, (ast.List, ast.Tuple)) else None
+    elif isinstance(arg, ast.Call) and layer == "SequentialCell" and CellsInPythonList._is_cell_call(arg, ctx):
+        return [("0", arg)]
+    if pairs is None:
+        return None
+    out: list[tuple[str, ast.expr]] = []
+    for p in pairs:
+        if not (isinstance(p, ast.Tuple) and len(p.elts) == 2):
+            return None
+        k, v = p.elts
+        if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
+            return None
+        out.append((k.value, v))
+    return out
+
+
+def _entry_names(e: ast.expr, ctx: Context, depth: int) -> frozenset[str] | None:
+    """Path names of the Parameters of the cell `e` builds, held inside a container (a
+    Parameter's own `name=` is replaced by its path there)."""
+    q = ctx.qualname(e.func) if isinstance(e, ast.Call) else None
+    if not q or not isinstance(e, ast.Call):
+        return None
+    if q.startswith("mindspore.nn."):
+        layer = q.rsplit(".", 1)[-1]
+        if layer in _PARAMETER_FREE:
+            return frozenset()
+        if layer in _CONTAINERS:
+            return _container_names(e, ctx, depth)
+        return _POSSIBLE_NAMES.get(layer)
+    if q.startswith("mindspore.") or not ctx.scopes.is_cell_class(q):
+        return None
+    return _class_parameter_names(q, ctx, depth, top=False)
 
 
 def _possible_names(e: ast.expr, ctx: Context, turn: int = 0) -> frozenset[str] | None:
@@ -1501,7 +1601,10 @@ def _possible_names(e: ast.expr, ctx: Context, turn: int = 0) -> frozenset[str] 
     if not q:
         return None
     if q.startswith("mindspore.nn."):
-        return _POSSIBLE_NAMES.get(q.rsplit(".", 1)[-1])
+        layer = q.rsplit(".", 1)[-1]
+        if layer in _CONTAINERS and isinstance(e, ast.Call):
+            return _container_names(e, ctx, 0)
+        return _POSSIBLE_NAMES.get(layer)
     key = f"MS126-names:{q}"
     if key not in ctx.cache:
         ctx.cache[key] = _class_parameter_names(q, ctx, 0, top=True)
@@ -1722,7 +1825,7 @@ def _stored_names(value: ast.expr, attr: str, ctx: Context, depth: int, top: boo
         layer = q.rsplit(".", 1)[-1]
         if layer in _PARAMETER_FREE:
             return set()
-        inner = _POSSIBLE_NAMES.get(layer)
+        inner = _container_names(value, ctx, depth + 1) if layer in _CONTAINERS else _POSSIBLE_NAMES.get(layer)  # type: ignore[arg-type]
         return {f"{attr}.{n}" for n in inner} if inner is not None else {attr}
     if q and ctx.scopes.is_cell_class(q):
         nested = _class_parameter_names(q, ctx, depth + 1, top=False)

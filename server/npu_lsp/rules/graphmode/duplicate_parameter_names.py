@@ -126,7 +126,11 @@ class DuplicateParameterNames(GraphRule):
     take one prefix: `ParameterTuple(g.trainable_params()).clone(prefix="ema")` beside the
     same of `g_ema`, both named `ema.0.weight`...) whose parameters
     carry the same names, such as two instances of one Cell class or two networks from one
-    factory function (`teacher = mlp(64)`, `student = mlp(8)`). Also flags a Parameter of the user's named like the state a built-in optimizer
+    factory function (`teacher = mlp(64)`, `student = mlp(8)`). Also a jit function
+    defined and returned by a module-level factory (`def make_step(student, teacher):`
+    building the optimizer, `forward` and an `@ms.jit` step) that reads two of the
+    factory's parameters, when module-level code calls the factory with two such networks
+    and calls what it returns (in a loop of born-again generations too). Also flags a Parameter of the user's named like the state a built-in optimizer
     creates for itself (`name="global_step"`, `"momentum"`, `"beta1_power"`, or
     `params.clone(prefix="accum")` beside `nn.SGD`, whose own state is `accum.*`; the names
     per optimizer are measured from MindSpore 2.10 in `ms_optimizer_state.json`), compiled
@@ -196,6 +200,10 @@ class DuplicateParameterNames(GraphRule):
       clashes whenever its `construct` is compiled: in GRAPH_MODE, and in a PyNative script
       (no mode set) when an `@ms.jit` function calls the Cell (written/train probes
       `clone_prefix_*`, `trainonestep_subclass_global_step_param`).
+    - A jit step returned by a factory given a student and a teacher: written set
+      `heldout38d`, case `ban_born_again_generations_jit_clean` and probes `fix38d_fac_*`
+      (refused at both levels, also inline `make_step(Student(), Teacher())` and a
+      forward-only step; the same network twice, or a step reading one, compiles).
     """
 
     # Once per module, not per function: whether a function clashes depends on module-level
@@ -217,6 +225,8 @@ class DuplicateParameterNames(GraphRule):
         yield from self._layers_built_in_graph(ctx)
         if ctx.mentions("name=") and _may_bind_named_parameters(ctx.text):
             yield from self._named_parameters_clash(ctx)
+        if ctx.mentions("jit"):
+            yield from self._factory_steps(ctx)
         if len(_module_networks(ctx)) < 2:
             return  # most files: nothing that could clash
         for fn in ast.walk(node):
@@ -260,6 +270,59 @@ class DuplicateParameterNames(GraphRule):
                     return
             seen[name] = names
 
+
+    def _factory_steps(self, ctx: Context) -> Iterable[Diagnostic]:
+        """A jit function defined in a module-level factory (`def make_step(student,
+        teacher): ... @ms.jit def step(...)`, returned) that reads two of the factory's
+        parameters, directly or through the factory's own functions and the ones it gives
+        `value_and_grad`: a module-level call of the factory handing it two networks whose
+        parameters share names, whose result is then called, fails to compile like two
+        module-level networks read by a jit function (measured, written/heldout38d case
+        `ban_born_again_generations_jit_clean` and probes `fix38d_fac_*`: `Student()` and
+        `Teacher()` both storing `fc1` clash, in a loop of generations too; the same network
+        twice, names that differ, or only one of them read compile)."""
+        for factory in ctx.tree.body:
+            if not isinstance(factory, ast.FunctionDef):
+                continue
+            for inner in factory.body:
+                if isinstance(inner, ast.FunctionDef) and inner.decorator_list:
+                    scope = ctx.scopes.scope_for(inner)
+                    if scope is not None and scope.kind == "jit":
+                        yield from self._factory_step(factory, inner, ctx)
+
+    def _factory_step(self, factory: ast.FunctionDef, step: ast.FunctionDef, ctx: Context) -> Iterable[Diagnostic]:
+        a = factory.args
+        params = [p.arg for p in (*a.posonlyargs, *a.args)]
+        reached = [n for n in _closure_reads(step, factory, ctx) if n in params]
+        returned = any(isinstance(r, ast.Return) and isinstance(r.value, ast.Name) and r.value.id == step.name for r in _own_nodes(factory))
+        if len(reached) < 2 or not returned or a.vararg or a.kwarg:
+            return
+        for call in module_calls(ctx):
+            if not (isinstance(call.func, ast.Name) and call.func.id == factory.name and _result_called(call, ctx)):
+                continue
+            if call.keywords or any(isinstance(x, ast.Starred) for x in call.args):
+                continue
+            given = dict(zip(params, call.args, strict=False))
+            seen: list[tuple[str, ast.AST, set[str]]] = []
+            for name in reached:
+                arg = given.get(name)
+                found = _network_at(arg, call.lineno, ctx, 0) if arg is not None else None
+                if found is None:
+                    continue
+                built, names = found
+                for other, other_built, other_names in seen:
+                    common = sorted(names & other_names)
+                    if common and built is not other_built:
+                        shown = common[0] + "*" if common[0].endswith(".") else common[0]
+                        yield ctx.diagnostic(
+                            self,
+                            call,
+                            f"`{other}` and `{name}` of `{factory.name}` are given separate networks whose "
+                            f"parameters share names (`{shown}`); compiling its `{step.name}` fails with "
+                            f"\"The parameter ... its name '{shown}' already exists\"",
+                        )
+                        return
+                seen.append((name, built, names))
 
     def _arguments_clash(self, node: ast.FunctionDef, table: dict[str, set[str]], ctx: Context) -> Iterable[Diagnostic]:
         """A module-level call of the jit function `node` giving it, as separate arguments,
@@ -1124,6 +1187,82 @@ def _reached_globals(fn: ast.FunctionDef, ctx: Context) -> list[str]:
                     if name in constructs:
                         todo.append(constructs[name])
     return out
+
+
+def _closure_reads(fn: ast.FunctionDef, factory: ast.FunctionDef, ctx: Context) -> list[str]:
+    """Names of `factory`'s scope that `fn` (defined in it) reads, in order, following the
+    functions `factory` defines and those it gives `value_and_grad`/`grad` there."""
+    local_defs = {s.name: s for s in factory.body if isinstance(s, ast.FunctionDef)}
+    for st in factory.body:
+        if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call) and st.value.args:
+            qual = ctx.qualname(st.value.func) or ""
+            first = st.value.args[0]
+            if qual.rpartition(".")[2] in _GRAD_BUILDERS and isinstance(first, ast.Name) and first.id in local_defs:
+                for t in st.targets:
+                    if isinstance(t, ast.Name):
+                        local_defs.setdefault(t.id, local_defs[first.id])
+    out: list[str] = []
+    todo, done = [fn], set()
+    while todo:
+        f = todo.pop(0)
+        if id(f) in done:
+            continue
+        done.add(id(f))
+        local = {x.arg for x in ast.walk(f.args) if isinstance(x, ast.arg)}
+        local |= {n.id for n in ast.walk(f) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        for n in ast.walk(f):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in local:
+                if n.id in local_defs:
+                    todo.append(local_defs[n.id])
+                elif n.id not in out:
+                    out.append(n.id)
+    return out
+
+
+def _result_called(call: ast.Call, ctx: Context) -> bool:
+    """Is the result of the module-level `call` called (`call(...)(x)`, or `step =
+    call(...)` then `step(x)` at module level)?"""
+    up = ctx.parent(call)
+    if isinstance(up, ast.Call) and up.func is call:
+        return True
+    if not (isinstance(up, ast.Assign) and len(up.targets) == 1 and isinstance(up.targets[0], ast.Name)):
+        return False
+    name = up.targets[0].id
+    return any(isinstance(c.func, ast.Name) and c.func.id == name and c.lineno > up.lineno for c in module_calls(ctx))
+
+
+def _network_at(arg: ast.expr, line: int, ctx: Context, depth: int) -> tuple[ast.AST, set[str]] | None:
+    """The network construction `arg` (written at `line`, module level) holds when that line
+    first runs, with its parameter names' leading parts: a constructor call, or a name whose
+    last binding before `line` assigns one (or another such name), in blocks that also
+    hold `line` (a binding inside an `if`, or a loop not around `line`, may not have run)."""
+    if depth > 4:
+        return None
+    if isinstance(arg, ast.Call):
+        names = _param_prefixes(arg, ctx, 0)
+        return (arg, names) if names else None
+    if not isinstance(arg, ast.Name):
+        return None
+    before = [b for b in ctx.module_bindings().get(arg.id, []) if getattr(b, "lineno", line) < line]
+    if not before or not isinstance(before[-1], ast.Assign):
+        return None
+    st = before[-1]
+    if len(st.targets) != 1 or not isinstance(st.targets[0], ast.Name) or not _encloses_line(st, line, ctx):
+        return None
+    return _network_at(st.value, st.lineno, ctx, depth + 1)
+
+
+def _encloses_line(st: ast.stmt, line: int, ctx: Context) -> bool:
+    """Does every block around the module-level statement `st` also hold `line`?"""
+    up = ctx.parent(st)
+    while up is not None and not isinstance(up, ast.Module):
+        if isinstance(up, (ast.If, ast.While, ast.Try, ast.With, ast.Match)):
+            return False
+        end = getattr(up, "end_lineno", None) or 0
+        if not (getattr(up, "lineno", 0) <= line <= end):
+            return False
+        up = ctx.parent(up)
+    return True
 
 
 def _run_eagerly_in_dict_calls(f: ast.FunctionDef, ctx: Context) -> set[int]:

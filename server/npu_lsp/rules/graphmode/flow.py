@@ -362,6 +362,8 @@ class Analyzer:
         self._plain_classes: dict[str, ast.ClassDef] | None = None
         self._comp_names: frozenset[str] | None = None
         self._const_inputs: dict[int, frozenset[str]] = {}
+        #: (function, parameter) -> the kind its calls give it (see _given_kind)
+        self._entry_kinds: dict[tuple[int, str], Kind] = {}
         #: (function of another module, argument kinds) -> its return kind (see
         #: _imported_return_kind)
         self._imported_returns: dict[tuple[str, tuple[int, ...], tuple[tuple[str, int], ...]], int] = {}
@@ -1322,16 +1324,46 @@ class Analyzer:
         then the same line is refused). Only straight-line code counts: a loop around the
         read that rebinds the name, or a last binding that is not a plain `name = value`
         (an `if`, a `for`, an unpacking), keeps `k`."""
+        spec = fn.params.get(e.id)
+        if spec is not None and self._straight_line_value(e, fn.func, _UNBOUND) is _UNBOUND:
+            # no binding of the body comes before the read: it sees what the call gave the
+            # parameter. A Python number (or a tuple of them) handed to the top-level Cell or
+            # jit function is a constant of the graph even where the body rebinds the name
+            # later (`n = Tensor([n], ms.float32)` then `n = ops.clamp(n, min=1).item()`):
+            # measured, written/heldout38a case `detr_num_boxes_float_clamp_item_python` and
+            # probes `fix38e_ta_*` (`ms.mutable(3)` there is a variable: refused under STRICT)
+            return min(k, self._given_kind(fn, e.id, spec, k))
         value = self._straight_line_value(e, fn.func)
         # only a call or a literal: the model's kind of an item of a grown list (`outs[0] +
         # outs[1]` after appends) is no sure constant (difftest seed 9100186)
-        if type(value) not in (ast.Call, ast.Constant) or self._kind(value, fn) != Kind.CONST:  # type: ignore[arg-type]
+        # (or arithmetic of names and literals: `n = n * 2 + 1` of a constant parameter, then
+        # `Tensor([n])`, compiles under STRICT; probe `fix38e_ta_arith_rebound_clean`)
+        if (
+            type(value) not in (ast.Call, ast.Constant) and not _name_arithmetic(value)
+        ) or self._kind(value, fn) != Kind.CONST:
             return k
         return Kind.CONST
 
-    def _straight_line_value(self, e: ast.Name, func: ast.AST | None) -> ast.expr | None:
+    def _given_kind(self, fn: _Fn, name: str, spec: _Param, k: Kind) -> Kind:
+        """The kind the calls give `fn`'s parameter `name`, asked once per function and name;
+        `k` (the function-wide kind) while that question is open: a recursive helper's call
+        `self.countdown(n - 1)` reads the parameter it is asking about."""
+        key = (id(fn), name)
+        hit = self._entry_kinds.get(key)
+        if hit is None:
+            self._entry_kinds[key] = k
+            try:
+                hit = self._param_kind(fn, name, spec)
+            finally:
+                del self._entry_kinds[key]
+            self._entry_kinds[key] = hit
+        return hit
+
+    def _straight_line_value(self, e: ast.Name, func: ast.AST | None, unbound: Any = None) -> Any:
         """The value of the plain `name = value` that is the nearest earlier statement binding
-        the name in the read's block or a block around it (up to `func`); None otherwise."""
+        the name in the read's block or a block around it (up to `func`); `unbound` when no
+        statement before the read binds it there (nor a loop or `try` around it, nor a walrus
+        of the read's own statement); None otherwise."""
         parent = self.ctx.parent
         child: ast.AST = e
         node = parent(e)
@@ -1342,6 +1374,8 @@ class Analyzer:
                 return None
             if t in _COMPREHENSIONS:
                 return None
+            if unbound is not None and node is not func and _header_binds(node, name):
+                return None  # `if (n := ...)`, `with ... as n`: bound before the read
             for block in ("body", "orelse", "finalbody"):
                 stmts = getattr(node, block, None)
                 if type(stmts) is not list:
@@ -1359,7 +1393,7 @@ class Analyzer:
                     return None
                 break
             if node is func:
-                return None
+                return unbound
             if (t in _LOOPS or t is ast.Try) and _binds_name(node, name):
                 return None  # a later turn, or a handler, may see another binding
             child, node = node, parent(node)
@@ -2761,7 +2795,7 @@ class Analyzer:
             k = self._name_kind(fn, name)
             if k == Kind.VAR and name in fn.carried:
                 return self._read_kind(e, fn, k)  # type: ignore[arg-type]
-            if k.dynamic and not self._stack and len(fn.bindings.get(name, ())) > 1:
+            if k.dynamic and not self._stack and len(fn.bindings.get(name, ())) > (0 if name in fn.params else 1):
                 # only once the names' kinds are solved: inside the solver a read must see
                 # the function-wide fact, or a loop's provisional values would leak into it
                 return self._straight_line_kind(e, fn, k)  # type: ignore[arg-type]
@@ -5068,6 +5102,43 @@ def _setattr_loop_values(loop: ast.For, out: dict[str, list[ast.expr | None]], c
 
         for name in instances(ctx).setattr_loop_names(loop, call.args[1]) or ():
             out.setdefault(name, []).append(call.args[2])
+
+
+def _name_arithmetic(e: Any) -> bool:
+    """Is `e` arithmetic whose operands are names and literals only (`n * 2 + 1`)?"""
+    t = type(e)
+    if t is ast.BinOp:
+        return _name_arithmetic(e.left) and _name_arithmetic(e.right)
+    if t is ast.UnaryOp:
+        return _name_arithmetic(e.operand)
+    return t is ast.Name or t is ast.Constant
+
+
+#: `_straight_line_value`'s answer for a read no earlier statement binds
+_UNBOUND = object()
+
+#: the fields of a statement that hold blocks, and the targets an assignment binds only
+#: after its value is read
+_NOT_HEADER = frozenset({"body", "orelse", "finalbody", "handlers", "cases", "targets", "target"})
+
+
+def _header_binds(node: ast.AST, name: str) -> bool:
+    """Does a statement or clause around a read bind `name` outside its blocks, before the
+    read (`if (n := f()):`, `with open(p) as n:`, a walrus in the read's own statement)? A
+    `match` case may bind it by a pattern: counted as binding. The targets of an
+    assignment are bound after its value is read, and a loop's own target is the loop's
+    question (`_straight_line_value`)."""
+    if type(node) is ast.match_case:
+        return True
+    if not isinstance(node, ast.stmt) or isinstance(node, (ast.For, ast.AsyncFor)):
+        return False
+    for part, value in ast.iter_fields(node):
+        if part in _NOT_HEADER:
+            continue
+        for v in value if isinstance(value, list) else (value,):
+            if isinstance(v, ast.AST) and _binds_name(v, name):
+                return True
+    return False
 
 
 def _binds_name(node: ast.AST, name: str) -> bool:

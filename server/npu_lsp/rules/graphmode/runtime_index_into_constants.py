@@ -28,9 +28,13 @@ class RuntimeIndexIntoConstants(GraphRule):
     - a run-time integer (`int(t)`, `t.item()`) into strings (`CLASS_NAMES[int(idx)]`),
       also a list or tuple of strings the program builds, on `self` in `__init__` or at
       module level (`self.itos = [chr(ord("a") + i) for i in range(n)]`, `[str(i) for
-      ...]`, f-strings, `list("abc")`, `"a b".split()`): MindSpore reads it as the same
+      ...]`, f-strings, `list("abc")`, `"a b".split()`, `list(chars)` of a string every
+      construction gives `__init__`, and concatenations of such lists, `["sos"] +
+      list(chars) + ["eos"]`): MindSpore reads it as the same
       constant list (`Kernel select failed: Select CPU operator[RealTupleGetItem] fail!
-      Unsupported data type!`, written/heldout26a probes `fix28a_itos_*`);
+      Unsupported data type!`, written/heldout26a probes `fix28a_itos_*`), and a Tensor
+      index fails on it as on a display (written/heldout38c probes `fix38c_pick_*`); a
+      string only appended to a list measured by `len` compiles (`fix38c_brk_int_len`);
     - a run-time integer into bools: a module-level list or tuple of bools, one on `self`,
       or a local bound to a display or to one repeated (`flags = [False] * n`), also when
       the function stores into it (the same `RealTupleGetItem` failure: its kernel has no
@@ -137,7 +141,19 @@ class RuntimeIndexIntoConstants(GraphRule):
             )
             return
         if table is None:
-            if built_strings(node.value, ctx) is not None and analyzer(ctx).kind(node.slice) == Kind.VAR:
+            built = built_strings(node.value, ctx)
+            by = analyzer(ctx).kind(node.slice) if built is not None else None
+            if by == Kind.TENSOR:
+                # measured, written/heldout38c probes `fix38c_pick_tensor_*`: "When handling
+                # script '__py_exec_index0_getitem__(...)' in graph mode, the inputs should be
+                # constant", also when the picked str is only tested with `in`
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"under STRICT a Tensor index (`{ctx.segment(node.slice)}`) cannot read `{ctx.segment(node.value)}`, a {built} of strings `__init__` built: MindSpore hands the read to the Python interpreter, which STRICT refuses; return the index and look it up in Python",
+                )
+                return
+            if by == Kind.VAR:
                 if not _only_membership_tested(node, ctx):
                     yield _strings_picked(self, node, ctx)
                 return
@@ -175,7 +191,7 @@ def _only_membership_tested(pick: ast.Subscript, ctx: Context) -> bool:
         p = ctx.parent(e)
         return isinstance(p, ast.Compare) and p.left is e and all(isinstance(op, (ast.In, ast.NotIn)) for op in p.ops)
 
-    if membership(pick):
+    if membership(pick) or _only_counted(pick, ctx):
         return True
     parent = ctx.parent(pick)
     if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)):
@@ -185,6 +201,32 @@ def _only_membership_tested(pick: ast.Subscript, ctx: Context) -> bool:
         return False
     reads = [n for n in ast.walk(ctx.function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
     return bool(reads) and all(membership(n) for n in reads)
+
+
+def _only_counted(pick: ast.Subscript, ctx: Context) -> bool:
+    """Is the picked str appended to a local list (`word.append(CHARS[c])`) that is only
+    appended to and measured with `len` afterwards? The graph drops the strs themselves,
+    so STRICT compiles it (measured, written/heldout38c probe `fix38c_brk_int_len`; the
+    same list returned fails, `fix38c_brk_int_return_word`)."""
+    call = ctx.parent(pick)
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "append"
+        and isinstance(call.func.value, ast.Name)
+        and ctx.function is not None
+    ):
+        return False
+    name = call.func.value.id
+    reads = [n for n in ast.walk(ctx.function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+
+    def counted(n: ast.Name) -> bool:
+        p = ctx.parent(n)
+        if isinstance(p, ast.Attribute) and p.attr == "append":
+            return True
+        return isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and p.func.id == "len" and p.args == [n]
+
+    return all(counted(n) for n in reads)
 
 
 def _strings_picked(rule: GraphRule, node: ast.Subscript, ctx: Context) -> Diagnostic:
@@ -223,6 +265,14 @@ def _string_list(v: ast.expr, ctx: Context, depth: int) -> str | None:
     """"list" or "tuple" when `v` builds a non-empty one of strings (see `built_strings`)."""
     if depth > 2:
         return None
+    if isinstance(v, ast.BinOp) and isinstance(v.op, ast.Add):
+        # `["sos"] + list(chars) + ["eos"]` (measured, written/heldout38c probes
+        # `fix38c_pick_*_concat*`: under STRICT a Tensor index fails as for a display, an
+        # `int(t)` one with "Select CPU operator[RealTupleGetItem] fail!")
+        sides = [_string_list(x, ctx, depth + 1) for x in (v.left, v.right)]
+        if "list" in sides and all(k == "list" or _list_call(x, ctx) for k, x in zip(sides, (v.left, v.right), strict=True)):
+            return "list"
+        return None
     if isinstance(v, (ast.ListComp, ast.GeneratorExp)):
         ok = all(isinstance(g.target, ast.Name) for g in v.generators) and _string_expr(v.elt, ctx, 0)
         return "list" if ok else None
@@ -239,10 +289,31 @@ def _string_list(v: ast.expr, ctx: Context, depth: int) -> str | None:
         arg = v.args[0]
         if isinstance(arg, ast.Constant):
             ok = isinstance(arg.value, str) and bool(arg.value)
+        elif isinstance(arg, ast.Name):
+            ok = _init_parameter_text(arg.id, ctx)  # `list(chars)`, `chars="abcd"`
         else:
             ok = _string_list(arg, ctx, depth + 1) is not None
         return made.rpartition(".")[2] if ok else None
     return None
+
+
+def _list_call(v: ast.expr, ctx: Context) -> bool:
+    """`list(...)`: a list, whatever it holds."""
+    return isinstance(v, ast.Call) and ctx.qualname(v.func) == "builtins.list"
+
+
+def _init_parameter_text(name: str, ctx: Context) -> bool:
+    """Is `name` a parameter of the compiled method's class `__init__` that every
+    construction in the file gives a non-empty string (`chars="abcd"`, left to its
+    default or passed)?"""
+    from npu_lsp.rules.graphmode.tensor_dict_key import _construction_args, _init_of
+
+    cls = analyzer(ctx).owner_class(ctx.function)
+    init = _init_of(cls) if cls is not None else None
+    if cls is None or init is None:
+        return False
+    given = _construction_args(name, cls, init, ctx)
+    return bool(given) and all(isinstance(g, ast.Constant) and isinstance(g.value, str) and g.value for g in given)
 
 
 #: string methods whose result is a string

@@ -95,6 +95,11 @@ class TensorDictKey(GraphRule):
     constants on the sides of an `if` on a tensor (`if x.sum() > 0: k = 'a' else: k =
     'b'`) read after it; a condition that folds (`x.ndim == 2`) picks a constant, and
     under LAX one on a JIT Fallback value is Python's choice.
+    A membership test of such a key folds instead: `k in d` is False while compiling (and
+    `k not in d` True), so the body of `if k in d:` (or what follows `if k not in d:
+    continue`) is never compiled and its `d[k]` is not flagged; the program compiles, but
+    the graph never takes that branch (`text += d[k]` leaves `text` empty). Under `k > 0
+    and k in d`, or after the `if`, the lookup is compiled and fails.
     The key `k` of `for k, v in d.items()` is a constant even when the values are tensors
     (a dict a sub-cell returns included): graph dicts hold constant keys only (measured,
     heldout16a probes `fb16_dk_*`: `results[k].append(v)` compiles at LAX and STRICT).
@@ -140,6 +145,11 @@ class TensorDictKey(GraphRule):
       after `x = x * math.exp(...)`; `{f'c{i}': v for i, v in enumerate(x.tolist()[0])}`):
       the written famc probes `g17_an_dictcomp_*` (rejected at LAX and STRICT; over a
       tensor the graph computes it compiles).
+    - Lookups guarded by `if k in d:` / `if k not in d: continue`: written/heldout38c case
+      `decode_dict_lookup_in_construct_idx_to_char` and probes `fix38c_dictin_*` (compile at
+      LAX and STRICT with `int(t)`, `.item()` or a tensor key, a dict on `self` or local;
+      the graph's output is that of the branch never taken; `k > 0 and k in d` and a read
+      after the `if` fail).
     - A key that is a size `net.set_inputs(Tensor(shape=[None, 3], ...))` declares unknown
       (`self.cache[tuple(x.shape)] = v`, `d[x.shape[0]]`, in `construct` or in a method it
       gives the input): difftest seed 12000128 and written/lax probes `fix32f_dynkey_*`
@@ -219,7 +229,13 @@ class TensorDictKey(GraphRule):
     def _keyed(self, receiver: ast.expr, key: ast.expr, ctx: Context) -> Iterable[Diagnostic]:
         """`d[key]`, `d.get(key)`...: MindSpore resolves dict lookups and stores while
         compiling (`dict_getitem` / `dict_setitem` evaluators), so a run-time tensor key
-        fails as in a display."""
+        fails as in a display; not in a branch a run-time membership test folds away."""
+        for d in self._keyed_read(receiver, key, ctx):
+            if _folded_away(key, ctx):
+                return
+            yield d
+
+    def _keyed_read(self, receiver: ast.expr, key: ast.expr, ctx: Context) -> Iterable[Diagnostic]:
         a = analyzer(ctx)
         call = ctx.parent(key)
         getter = type(call) is ast.Call and type(call.func) is ast.Attribute and call.func.attr == "get"
@@ -299,7 +315,7 @@ class TensorDictKey(GraphRule):
         a = analyzer(ctx)
         if not (isinstance(receiver, ast.Dict) or a.type_class(receiver) == "dict" or _self_dict(receiver, ctx) or _module_dict(receiver, ctx)):
             return
-        if not _runtime_text(key, ctx):
+        if not _runtime_text(key, ctx) or _folded_away(key, ctx):
             return
         yield ctx.diagnostic(
             self,
@@ -554,6 +570,56 @@ def _host_number(key: ast.expr, ctx: Context, depth: int) -> bool:
             isinstance(x, ast.Constant) for x in sides
         )
     return False
+
+
+def _folded_away(node: ast.AST, ctx: Context) -> bool:
+    """Is `node` in code MindSpore never compiles because a membership test of a run-time
+    key in a dict folds to a constant: in the body of `if k in d:` (False), in the `else` of
+    `if k not in d:` (True), or after `if k not in d: continue` (also `break`, `return`,
+    `raise`) in the same block? With `k` a tensor or a number read from one (`int(idx[t])`,
+    `.item()`), `in_dict` answers False while compiling (measured, written/heldout38c case
+    `decode_dict_lookup_in_construct_idx_to_char` and probes `fix38c_dictin_*`: the guarded
+    `d[k]` compiles at LAX and STRICT, and the graph returns what the branch never taken
+    gives; the same read after the `if`, or under `k > 0 and k in d`, fails with
+    "dict_getitem evaluator key only supports ... but got ValueAny")."""
+    func = ctx.function
+    child: ast.AST = node
+    for p in ctx.ancestors(node, func):
+        if type(p) is ast.If:
+            folded = _folded_membership(p.test, ctx)
+            if folded is False and any(s is child for s in p.body):
+                return True
+            if folded is True and any(s is child for s in p.orelse):
+                return True
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(p, field, None)
+            if type(block) is list and any(s is child for s in block):
+                for s in block:
+                    if s is child:
+                        break
+                    if type(s) is ast.If and not s.orelse and _exits(s.body) and _folded_membership(s.test, ctx) is True:
+                        return True
+        child = p
+    return False
+
+
+def _exits(body: list[ast.stmt]) -> bool:
+    return bool(body) and type(body[-1]) in (ast.Continue, ast.Break, ast.Return, ast.Raise)
+
+
+def _folded_membership(test: ast.expr, ctx: Context) -> bool | None:
+    """The constant `k in d` / `k not in d` folds to while compiling (False / True), for a
+    dict `d` and a run-time key `k` (a tensor, or a number read from one, not a JIT Fallback
+    value LAX hands to Python); None for any other test."""
+    if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.ops[0]) not in (ast.In, ast.NotIn):
+        return None
+    a = analyzer(ctx)
+    d = test.comparators[0]
+    if not (isinstance(d, ast.Dict) or a.type_class(d) == "dict" or _self_dict(d, ctx) or _module_dict(d, ctx)):
+        return None
+    if a.kind(test.left) not in (Kind.TENSOR, Kind.VAR) or _fallback_key(test.left, ctx):
+        return None
+    return type(test.ops[0]) is ast.NotIn
 
 
 def _fallback_key(key: ast.expr, ctx: Context) -> bool:
