@@ -9,7 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
 from npu_lsp.rules.graphmode.flow import Analyzer, analyzer, list_call
-from npu_lsp.rules.graphmode.helpers import returns_in
+from npu_lsp.rules.graphmode.helpers import module_function, returns_in
 from npu_lsp.rules.graphmode.ranks import Val, ranks
 from npu_lsp.scope import FuncDef
 
@@ -37,8 +37,9 @@ class DictOutputUnderStrict(Rule):
     instance (keras' `logs = model.train_step(data)`) as a dict (`out["logits"]`,
     `out.items()`, `out.get("loss")`) when the compiled function returns a dict, also a dict
     inside a returned tuple or list (`total, losses = net(x)` then `losses["cls"]`, also a
-    sub-cell's dict the network returns, `return self.head(x)`,
-    `out[1]["feat"]`), and the dicts of a returned list however it was built: grown by
+    sub-cell's dict the network returns, `return self.head(x)`, or the dict a helper
+    method or module-level function gives back, `x, extra = self.extract_features(x)`
+    then `return x, extra`; `out[1]["feat"]`), and the dicts of a returned list however it was built: grown by
     appends (per-image results, `results.append({"boxes": b, ...})`, read as
     `res[0]["boxes"]`), `extend`, `insert` or `+=`, a list comprehension of dicts (DETR's
     `PostProcess`: `[{"scores": s, ...} for s, l, b in zip(...)]`, returned or bound to a
@@ -118,6 +119,10 @@ class DictOutputUnderStrict(Rule):
       `.pop`, `.update`, `.setdefault`, `{**feats}`, `dict(**feats)` fail ("'tuple' object
       has no attribute ...", "is not a mapping"); `"c1" in feats` and `len(list(feats))`
       compile.
+    - MindSpore 2.10, measured (written/heldout38b case `fairseq_decoder_extra_dict_attn_list`,
+      probes `fix38b_fd_*`): a dict built by a helper method (or a module-level function) and
+      returned by `construct` whole, unpacked from the helper's tuple or bound to a name
+      first, read by key at module level, fails under STRICT; `len(extra)` compiles.
     - RULES.md has no row for it (found by the independently written sets `nlp` and `zoo`).
     """
 
@@ -324,11 +329,15 @@ def _dict_paths(fn: FuncDef, ctx: Context, depth: int = 0) -> frozenset[tuple[in
             if _holds_dicts(v, fn, a):
                 found.add((*path, _ANY))
         elif isinstance(v, ast.Call) and depth < 3:
-            sub = _sub_cell_construct(v, fn, a, ctx) or _module_cell_construct(v, ctx)
+            sub = _sub_cell_construct(v, fn, a, ctx) or _module_cell_construct(v, ctx) or _helper_def(v, fn, a, ctx)
             if sub is not None and sub is not fn:
                 found.update((*path, *p) for p in _dict_paths(sub, ctx, depth + 1))
             else:
                 found.update((*path, *p) for p in _grad_output_paths(v, fn, a, ctx, depth))
+        elif isinstance(v, ast.Name) and depth < 3 and (held := _helper_output_part(v, fn, a, ctx, depth)):
+            # a name bound to (or unpacked from) what a helper returns: fairseq's
+            # `x, extra = self.extract_features(...)` then `return x, extra`
+            found.update((*path, *p) for p in held)
         elif isinstance(v, (ast.Name, ast.Subscript)) and depth < 3 and (held := _grad_output_part(v, fn, a, ctx, depth)):
             # the auxiliary outputs of a gradient function with `has_aux=True`
             found.update((*path, *p) for p in held)
@@ -446,6 +455,42 @@ def _grad_output_part(v: ast.expr, fn: FuncDef, a: Analyzer, ctx: Context, depth
     call, at = unpacked
     n = len(at)
     return frozenset(p[n:] for p in _grad_output_paths(call, fn, a, ctx, depth) if p[:n] == at)
+
+
+def _helper_def(call: ast.Call, fn: FuncDef, a: Analyzer, ctx: Context) -> FuncDef | None:
+    """The graph helper `call` runs: a method of the owning class called on `self`
+    (`self.extract_features(x)`) or a module-level function of the file. Its returned dicts
+    reach the output as they are (measured, written/heldout38b case
+    `fairseq_decoder_extra_dict_attn_list` and probes `fix38b_fd_*`: a dict returned by the
+    helper, inside its returned tuple, returned whole, bound first or unpacked, read by key
+    at module level fails under STRICT: "tuple indices must be integers or slices, not str")."""
+    f = call.func
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
+        cls = a.owner_class(fn)
+        if cls is None:
+            return None
+        return next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == f.attr), None)
+    if isinstance(f, ast.Name):
+        return module_function(f.id, ctx)
+    return None
+
+
+def _helper_output_part(v: ast.Name, fn: FuncDef, a: Analyzer, ctx: Context, depth: int) -> frozenset[tuple[int, ...]]:
+    """The dict positions inside `v`, a name bound to the result of a graph helper
+    (`_helper_def`) or unpacked from it (`x, extra = self.features(x)`)."""
+    bound = a.single_assignment(v.id, fn)
+    if isinstance(bound, ast.Call):
+        helper = _helper_def(bound, fn, a, ctx)
+        return _dict_paths(helper, ctx, depth + 1) if helper is not None and helper is not fn else frozenset()
+    unpacked = a.single_unpacking(v.id, fn)
+    if unpacked is None:
+        return frozenset()
+    call, at = unpacked
+    helper = _helper_def(call, fn, a, ctx)
+    if helper is None or helper is fn:
+        return frozenset()
+    n = len(at)
+    return frozenset(p[n:] for p in _dict_paths(helper, ctx, depth + 1) if p[:n] == at)
 
 
 def _sub_cell_construct(call: ast.Call, fn: FuncDef, a: Analyzer, ctx: Context) -> FuncDef | None:

@@ -54,10 +54,18 @@ class GraphBuiltinSemantics(GraphRule):
     - under LAX, `reversed(hs)` of a list the function grows with graph variables
       (`hs.append(x)` in a loop, a U-Net's skips) anywhere but as the iterable of a `for`
       statement: it is run as Python at run time, and a comprehension over it
-      (`[s for s in reversed(hs)]`), `list()` of it or `zip()` with it fails ("Invalid
-      funcgraph node ... PolyNode for partial node", "The pointer[seq_abs] is null", a
-      Cast kernel of Problem type); `for s in reversed(hs):`, `hs[::-1]` and `reversed()`
-      of a list argument compile (STRICT refuses the call itself: MS131);
+      (`[s for s in reversed(hs)]`) or `list()` of it fails ("Invalid funcgraph node ...
+      PolyNode for partial node", "The pointer[seq_abs] is null"); `for s in reversed(hs):`,
+      `hs[::-1]` and `reversed()` of a list argument compile (STRICT refuses the call
+      itself: MS131). `zip()` with it is run as Python too, and so is the loop over the
+      zip: its items, and what the loop computes from them, are Python objects that `ops`
+      functions, tensor methods and arithmetic take (`zip((0.5, 0.25), reversed(hs))` with
+      a tuple of floats, ints or strs, a list, a `range`, local tensors or `hs` itself, in a
+      `for`, a comprehension or `list()` of it, compiles), while a sub-cell given such a
+      value fails, in the loop or after it (`self.proj(x)`: "'int' object has no attribute
+      '__len__'"), and so do `enumerate()` of the zip ("'zip' object has no attribute
+      '__len__'") and a Cell as another argument (`zip(self.up, reversed(hs))`: a Cast
+      kernel of Problem type; MS160 too);
     - a `dict` subclass giving its keys as attributes (`__getattr__`, EasyDict-style
       configs) held on `self` or at module level: `self.cfg.pool` is read by Python and
       compiles, but a dict it gives back (`self.cfg.head`) becomes MindSpore's plain
@@ -102,7 +110,9 @@ class GraphBuiltinSemantics(GraphRule):
       a comprehension and an `@ms.jit` function: rejected at LAX and STRICT).
     - `reversed()` of a grown list under LAX: written/heldout36b case
       `r2_unet_zip_reversed_list_comprehension` (LAX accepts `r2_unet_reversed_skips_no_zip`,
-      a `for` over it) and probes `fix36e_rz_*`.
+      a `for` over it) and probes `fix36e_rz_*`; `zip()` with it: written/heldout38b case
+      `r2_zip_reversed_skips_python_weights` (a tuple of floats: compiles) and probes
+      `fix38b_zr_*` (what the other argument is, where a sub-cell is called).
     - `dict` subclasses: the written set `heldout14` (`cfg_yaml_like_nested_dict`) and its
       probes `lx_cd_*` (a `SimpleNamespace`, a plain class, `.get(...)` and indexing compile).
     """
@@ -183,13 +193,24 @@ class GraphBuiltinSemantics(GraphRule):
             )
         elif name == "reversed" and _reversed_grown_list_at_lax(node, ctx):
             seq = ctx.segment(node.args[0])
-            yield ctx.diagnostic(
-                self,
-                node,
-                f"under LAX `reversed({seq})` of a list grown with graph variables is run as Python at run time, and what it "
-                f"gives can only be walked by a `for` statement: a comprehension, `list()`, `zip()` or indexing fails (MindSpore: "
-                f"Invalid funcgraph node ... PolyNode for partial node / The pointer[seq_abs] is null); use `{seq}[::-1]`",
-            )
+            zipped = _zip_around(node, ctx)
+            if zipped is None:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"under LAX `reversed({seq})` of a list grown with graph variables is run as Python at run time, and what it "
+                    f"gives can only be walked by a `for` statement: a comprehension, `list()` or indexing fails (MindSpore: "
+                    f"Invalid funcgraph node ... PolyNode for partial node / The pointer[seq_abs] is null); use `{seq}[::-1]`",
+                )
+                return
+            why = _zip_of_reversed_fails(zipped, ctx)
+            if why is not None:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"under LAX `reversed({seq})` of a list grown with graph variables is run as Python at run time, and so is "
+                    f"the `zip()` given it: {why}; use `{seq}[::-1]`",
+                )
         elif name in ("max", "min") and len(node.args) == 1 and not node.keywords and _nested_tensors(node.args[0], ctx):
             yield ctx.diagnostic(
                 self,
@@ -428,6 +449,107 @@ def _reversed_grown_list_at_lax(call: ast.Call, ctx: Context) -> bool:
     if type(parent) is ast.For and parent.iter is call:
         return False
     return _grown_with_variables(call.args[0], ctx)
+
+
+def _zip_around(call: ast.Call, ctx: Context) -> ast.Call | None:
+    """The `zip(...)` call `call` is given to as an argument, if any."""
+    parent = ctx.parent(call)
+    if type(parent) is ast.Call and call in parent.args and ctx.qualname(parent.func) == "builtins.zip":
+        return parent
+    return None
+
+
+def _zip_of_reversed_fails(zipped: ast.Call, ctx: Context) -> str | None:
+    """Why `zip(..., reversed(hs), ...)` of a grown list fails under LAX, or None when it
+    compiles. The zip is run as Python at run time, and so are the loop over it and what the
+    loop computes from its items: Python objects that `ops` functions, tensor methods and
+    arithmetic take (a tuple of floats, ints or strs, a list, `range`, local tensors or the
+    grown list itself as the other argument; in a `for`, a comprehension, `list()` of it or a
+    name bound to it), while a sub-cell given one fails (measured, written/heldout38b case
+    `r2_zip_reversed_skips_python_weights` and probes `fix38b_zr_*`: "'int' object has no
+    attribute '__len__'", also for a cell called on the result after the loop), and so do
+    `enumerate()` of the zip ("'zip' object has no attribute '__len__'") and a CellList as
+    another argument (MS160 too)."""
+    parent = ctx.parent(zipped)
+    if type(parent) is ast.Call and ctx.qualname(parent.func) == "builtins.enumerate":
+        return "`enumerate()` takes its length, and it has none (MindSpore: 'zip' object has no attribute '__len__')"
+    for arg in zipped.args:
+        held = _self_cell_attr(arg, ctx)
+        if held is not None:
+            return f"the cells of `self.{held}` it hands out cannot be typed (MindSpore: Default/Cast-op0 does not support this kernel data type)"
+    if type(parent) is ast.For and parent.iter is zipped:
+        tainted = _stored_names([parent.target, *parent.body])
+        # the loop body and what follows it in the function: a value the loop computed
+        scope: list[ast.AST] = [*parent.body, *_statements_after(parent, ctx)]
+    elif type(parent) is ast.comprehension and parent.iter is zipped:
+        comp = ctx.parent(parent)
+        if comp is None:
+            return None
+        tainted = _stored_names([parent.target])
+        scope = [getattr(comp, "elt", comp)]
+    else:
+        return None  # bound to a name or given to `list()`: not followed (it compiles as such)
+    if not tainted:
+        return None
+    cell = _cell_call_on(scope, tainted, ctx)
+    if cell is None:
+        return None
+    return (
+        f"the loop's items are Python objects, and the cell call `{ctx.segment(cell)}` (line {cell.lineno}) given a value "
+        f"computed from them fails (MindSpore: 'int' object has no attribute '__len__')"
+    )
+
+
+def _self_cell_attr(e: ast.expr, ctx: Context) -> str | None:
+    """`self.X` (or a slice of it) with `X` built in `__init__` as a Cell (a CellList...)."""
+    if type(e) is ast.Subscript:
+        e = e.value
+    if not (type(e) is ast.Attribute and type(e.value) is ast.Name and e.value.id == "self"):
+        return None
+    qual = _self_attr_type(e.attr, ctx)
+    return e.attr if qual is not None and ctx.scopes.is_cell_class(qual) else None
+
+
+def _self_attr_type(attr: str, ctx: Context) -> str | None:
+    cls = analyzer(ctx).owner_class(ctx.function)
+    info = ctx.scopes.info.classes.get(cls.name) if cls is not None else None
+    return info.attr_types.get(attr) if info is not None else None
+
+
+def _stored_names(nodes: list[ast.AST]) -> frozenset[str]:
+    return frozenset(
+        n.id for root in nodes for n in ast.walk(root) if type(n) is ast.Name and type(n.ctx) is ast.Store
+    )
+
+
+def _statements_after(st: ast.stmt, ctx: Context) -> list[ast.stmt]:
+    """The statements after `st` in its block and in the blocks around it, up to the function."""
+    out: list[ast.stmt] = []
+    node: ast.AST = st
+    func = ctx.function
+    while node is not func:
+        up = ctx.parent(node)
+        if up is None:
+            break
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(up, field, None)
+            if isinstance(block, list) and node in block:
+                out.extend(block[block.index(node) + 1 :])
+        node = up
+    return out
+
+
+def _cell_call_on(scope: list[ast.AST], names: frozenset[str], ctx: Context) -> ast.Call | None:
+    """A call of a sub-cell (`self.proj(...)`, `self.up[i](...)`) in `scope` whose arguments
+    read one of `names`."""
+    for root in scope:
+        for n in ast.walk(root):
+            if type(n) is not ast.Call or _self_cell_attr(n.func, ctx) is None:
+                continue
+            args = [*n.args, *(k.value for k in n.keywords)]
+            if any(type(x) is ast.Name and x.id in names for a in args for x in ast.walk(a)):
+                return n
+    return None
 
 
 def _used_as_element(call: ast.Call, ctx: Context) -> bool:
