@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
-from npu_lsp.rules.graphmode.flow import Analyzer, analyzer
+from npu_lsp.rules.graphmode.flow import Analyzer, analyzer, list_call
 from npu_lsp.rules.graphmode.helpers import returns_in
 from npu_lsp.rules.graphmode.ranks import Val, ranks
 from npu_lsp.scope import FuncDef
@@ -319,7 +319,7 @@ def _dict_paths(fn: FuncDef, ctx: Context, depth: int = 0) -> frozenset[tuple[in
     def walk(v: ast.expr, path: tuple[int, ...]) -> None:
         if isinstance(v, (ast.Dict, ast.DictComp)) or a.type_class(v, fn) == "dict":
             found.add(path)
-        elif isinstance(v, _BUILT_LISTS) or _list_call(v):
+        elif isinstance(v, _BUILT_LISTS) or list_call(v):
             # a comprehension, `list(<generator>)` or `a + b` of lists: any item may be a dict
             if _holds_dicts(v, fn, a):
                 found.add((*path, _ANY))
@@ -478,19 +478,8 @@ def _module_cell_construct(call: ast.Call, ctx: Context) -> FuncDef | None:
     return _construct(held, ctx) if held is not None else None
 
 
-#: list-building expressions whose items `Analyzer.list_items` follows
+#: list-building expressions whose items `Analyzer.list_items` follows (with `list_call`)
 _BUILT_LISTS = (ast.ListComp, ast.GeneratorExp, ast.BinOp)
-
-
-def _list_call(v: ast.expr) -> bool:
-    """`list(...)` / `tuple(...)` of one argument (`list({"a": t} for t in xs)`)."""
-    return (
-        isinstance(v, ast.Call)
-        and isinstance(v.func, ast.Name)
-        and v.func.id in ("list", "tuple")
-        and len(v.args) == 1
-        and not v.keywords
-    )
 
 
 def _holds_dicts(v: ast.expr, fn: FuncDef, a: Analyzer) -> bool:

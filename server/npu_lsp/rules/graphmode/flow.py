@@ -474,21 +474,17 @@ class Analyzer:
         if depth > 4:
             return []
         d = depth + 1
-        t = type(e)
-        if t in (ast.List, ast.Tuple):
-            return [x for x in e.elts if type(x) is not ast.Starred]  # type: ignore[attr-defined]
-        if t in (ast.ListComp, ast.GeneratorExp):
-            return [e.elt]  # type: ignore[attr-defined]
-        if t is ast.BinOp and type(e.op) is ast.Add:  # type: ignore[attr-defined]
-            return self.list_items(e.left, func, d) + self.list_items(e.right, func, d)  # type: ignore[attr-defined]
-        if t is ast.Call:
-            f = e.func  # type: ignore[attr-defined]
-            if type(f) is ast.Name and f.id in ("list", "tuple") and len(e.args) == 1 and not e.keywords:  # type: ignore[attr-defined]
-                return self.list_items(e.args[0], func, d)  # type: ignore[attr-defined]
+        if isinstance(e, (ast.List, ast.Tuple)):
+            return [x for x in e.elts if not isinstance(x, ast.Starred)]
+        if isinstance(e, (ast.ListComp, ast.GeneratorExp)):
+            return [e.elt]
+        if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add):
+            return self.list_items(e.left, func, d) + self.list_items(e.right, func, d)
+        if isinstance(e, ast.Call):
+            return self.list_items(e.args[0], func, d) if list_call(e) else []
+        if not isinstance(e, ast.Name) or func is None:
             return []
-        if t is not ast.Name or func is None:
-            return []
-        name = e.id  # type: ignore[attr-defined]
+        name = e.id
         items: list[ast.expr] = []
         for how, v in self.bindings_of(name, func):
             if how == _ASSIGN and isinstance(v, ast.expr) and v is not e:
@@ -528,6 +524,12 @@ class Analyzer:
         """The value of `name = value` when that is the name's only binding in `func` (not a
         parameter, not bound in a loop or by unpacking): what the name holds everywhere."""
         return self._only_binding(name, func, _ASSIGN)
+
+    def bound_value(self, e: ast.Name, func: ast.AST | None) -> ast.expr | None:
+        """The value the read `e` sees: the name's only assignment in `func`, or else the
+        plain `name = value` straight-line code last went through before the read (a name
+        bound again elsewhere, `idx` in two loops). None when a loop or a branch decides."""
+        return self.single_assignment(e.id, func) or self._straight_line_value(e, func)
 
     def iterated(self, name: str, func: ast.AST | None) -> ast.expr | None:
         """The value `for name in value` iterates (also `for i, name in enumerate(value)` /
@@ -1326,12 +1328,6 @@ class Analyzer:
         if type(value) not in (ast.Call, ast.Constant) or self._kind(value, fn) != Kind.CONST:  # type: ignore[arg-type]
             return k
         return Kind.CONST
-
-    def straight_line_value(self, e: ast.Name, func: ast.AST | None = None) -> ast.expr | None:
-        """The value of the plain `name = value` every path to the read `e` last went through
-        in straight-line code (see `_straight_line_kind`); None when a loop or a branch
-        decides, or no such statement binds it."""
-        return self._straight_line_value(e, func if func is not None else self.ctx.function)
 
     def _straight_line_value(self, e: ast.Name, func: ast.AST | None) -> ast.expr | None:
         """The value of the plain `name = value` that is the nearest earlier statement binding
@@ -5098,3 +5094,15 @@ def _binds_name(node: ast.AST, name: str) -> bool:
         ):
             return True
     return False
+
+
+def list_call(e: ast.expr) -> bool:
+    """`list(x)` / `tuple(x)` of one argument: a list built from what `x` yields
+    (`list({"a": t} for t in xs)`); `Analyzer.list_items` reads its items through `x`."""
+    return (
+        isinstance(e, ast.Call)
+        and isinstance(e.func, ast.Name)
+        and e.func.id in ("list", "tuple")
+        and len(e.args) == 1
+        and not e.keywords
+    )

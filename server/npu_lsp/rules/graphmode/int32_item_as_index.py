@@ -230,7 +230,7 @@ class Int32ItemAsIndex(GraphRule):
             a = analyzer(ctx)
             # bound once, or (bound again elsewhere, `neg_idx` in two loops) by the plain
             # assignment straight-line code last went through before this read
-            bound = a.single_assignment(e.id, ctx.function) or a.straight_line_value(e, ctx.function)
+            bound = a.bound_value(e, ctx.function)
             if bound is None:
                 return False
             e = bound

@@ -78,9 +78,9 @@ class NumpyChoiceFloat32Probabilities(GraphRule):
         if ctx.function is None or ctx.qualname(node.func) != "numpy.random.choice":
             return
         p = next((k.value for k in node.keywords if k.arg == "p"), node.args[3] if len(node.args) > 3 else None)
-        if type(p) not in (ast.List, ast.Tuple) or len(p.elts) < 2:  # type: ignore[union-attr]
+        if not isinstance(p, (ast.List, ast.Tuple)) or len(p.elts) < 2:
             return
-        items = p.elts  # type: ignore[union-attr]
+        items = p.elts
         values = [_value(e, ctx) for e in items]
         if any(v is None for v in values) or not any(
             v is not None and v[1] and type(e) is not ast.Attribute for v, e in zip(values, items, strict=True)
@@ -91,8 +91,8 @@ class NumpyChoiceFloat32Probabilities(GraphRule):
             return
         yield ctx.diagnostic(
             self,
-            p,  # type: ignore[arg-type]
-            f"the graph computes `{ctx.segment(p)}` in float32, summing to {total!r}, not 1 within numpy's tolerance: `np.random.choice` fails while compiling (MindSpore: probabilities do not sum to 1); draw on the device (`ops.rand(shape) >= p`) or pass probabilities that sum to 1 in float32",  # type: ignore[arg-type]
+            p,
+            f"the graph computes `{ctx.segment(p)}` in float32, summing to {total!r}, not 1 within numpy's tolerance: `np.random.choice` fails while compiling (MindSpore: probabilities do not sum to 1); draw on the device (`ops.rand(shape) >= p`) or pass probabilities that sum to 1 in float32",
         )
 
 
@@ -103,25 +103,24 @@ def _value(e: ast.expr, ctx: Context, depth: int = 0) -> tuple[float, bool] | No
     in float32 (measured, probes `fix37g_npp_*`: with `p=[self.lam, 1 - self.lam]` every
     verdict of twelve values matches `lam + f32(1 - f32(lam))` against numpy's tolerance,
     and `p=[self.lam, 0.9]` compiles)."""
-    t = type(e)
     if depth > 4:
         return None
-    if t is ast.Constant:
-        v = e.value  # type: ignore[attr-defined]
-        return (float(v), False) if type(v) in (int, float) else None
-    if t is ast.Attribute and type(e.value) is ast.Name and e.value.id == "self":  # type: ignore[attr-defined]
+    if isinstance(e, ast.Constant):
+        v = e.value
+        return (float(v), False) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
         got = instances(ctx).evaluate(e, ctx.function)
         if got is UNKNOWN or type(got) not in (int, float):
             return None
         return float(got), True
-    if t is ast.UnaryOp and type(e.op) is ast.USub:  # type: ignore[attr-defined]
-        inner = _value(e.operand, ctx, depth + 1)  # type: ignore[attr-defined]
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+        inner = _value(e.operand, ctx, depth + 1)
         return (-inner[0], inner[1]) if inner is not None else None
-    if t is ast.BinOp and type(e.op) in _OPS:  # type: ignore[attr-defined]
-        left, right = _value(e.left, ctx, depth + 1), _value(e.right, ctx, depth + 1)  # type: ignore[attr-defined]
+    if isinstance(e, ast.BinOp) and type(e.op) in _OPS:
+        left, right = _value(e.left, ctx, depth + 1), _value(e.right, ctx, depth + 1)
         if left is None or right is None:
             return None
-        fn = _OPS[type(e.op)]  # type: ignore[attr-defined]
+        fn = _OPS[type(e.op)]
         if left[1] or right[1]:
             return _f32(fn(_f32(left[0]), _f32(right[0]))), True  # a graph scalar op
         return fn(left[0], right[0]), False
