@@ -5083,8 +5083,8 @@ def _setattr_loop_values(loop: ast.For, out: dict[str, list[ast.expr | None]], c
     `fix31a_setattr_name_tuple_parameter_store`: `self.w = self.w * 2` compiles under STRICT,
     `self.w` is a Parameter). The names are `Instances.setattr_loop_names`'."""
     turns = range_count(loop.iter)
-    if (turns is not None and turns > 16) or type(loop.target) is not ast.Name:
-        return
+    if (turns is not None and turns > 16) or type(loop.target) not in (ast.Name, ast.Tuple):
+        return  # (a tuple: `for i, row in enumerate(ROWS)`, `Instances.setattr_loop_names`)
     for st in loop.body:
         call = st.value if type(st) is ast.Expr else None
         if not (

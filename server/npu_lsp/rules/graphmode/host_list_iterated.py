@@ -75,7 +75,14 @@ class HostListIterated(GraphRule):
     ranked]`) is Python data. A `for` appending tuples or lists of its own
     variables (`out.append((i, v))`) is flagged from 2 items, one appending a dict display
     (`segs.append({"id": i})`) from 1 ("DynamicSequence does not support dictionary type
-    as element type now"). Whatever the length, it also
+    as element type now"). Adding to the list with `+=` (or `out = out + [...]`) fails
+    sooner: a dict or a tuple display of the loop's variables from 1 item, the variables
+    themselves (`out += [v]`) from 2; `extend` with a dict display from 1 (written/heldout37d
+    probes `fix38a_ds_*`; tensors and a constant `range` compile). An appending `for` over
+    such data inside another `for` of the function (`for i in range(2): for v in
+    x[i].tolist(): out.append(v)`, even a `range(1)` and 1 value) is flagged whatever the
+    lengths: the list it grows stops being a list ("'float' object has no attribute
+    'append'", "object of type 'float' has no len()"; probes `fix38a_nest_*`). Whatever the length, it also
     flags them over an item of such host data (`for row in idx.asnumpy().tolist():` then
     `[int(r) for r in row]`, also `for j, c in enumerate(seq)` in `for seq, ps in zip(...)`),
     and over `sorted(lst, ...)`, `heapq.nlargest(k, lst, ...)` or `heapq.nsmallest` (maybe
@@ -324,6 +331,16 @@ class HostListIterated(GraphRule):
                 return
             if use not in ("read", "returned"):
                 return  # dropped unread, or run as Python inside a fallback call
+        if isinstance(node, ast.For) and (n is None or n < least) and _outer_loop(node, ctx) is not None:
+            outer = _outer_loop(node, ctx)
+            assert outer is not None
+            if not (_leaves_at_run_time(node, ctx) and _only_returned(node, ctx)):
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"{what} over `{ctx.segment(shown)}`, a Python list JIT Fallback makes from a tensor at run time, inside the `for` on line {outer.lineno}: under LAX MindSpore cannot build it there, whatever the lengths (the list it grows stops being a list: \"'float' object has no attribute 'append'\", \"object of type 'float' has no len()\"); return the tensor and convert it outside the graph, or stay in tensor ops",
+                )
+            return
         if n is None or n < least:
             return
         if isinstance(node, ast.For) and _leaves_at_run_time(node, ctx) and _only_returned(node, ctx):
@@ -331,15 +348,31 @@ class HostListIterated(GraphRule):
         many = (
             "3 or more such items"
             if least == _LEAST
-            else "2 or more such items when it appends tuples or lists of them"
+            else "2 or more such items when it appends tuples or lists of them (or adds the items with `+=`)"
             if least == 2
-            else "any such items when it appends dicts (a dynamic-length list holds no dicts)"
+            else "any such items when it appends dicts (a dynamic-length list holds no dicts) or adds displays of them with `+=`"
         )
         yield ctx.diagnostic(
             self,
             node,
             f"{what} over `{ctx.segment(shown)}`, a Python list of {n} items JIT Fallback makes from a tensor at run time: under LAX MindSpore cannot build it over {many}; return the tensor and convert it outside the graph, or stay in tensor ops",
         )
+
+
+def _outer_loop(loop: ast.For, ctx: Context) -> ast.For | None:
+    """The `for` of the same function `loop` is nested in, if any. Measured (written/
+    heldout37d probes `fix38a_nest_*`, `fix37f_ds_counter*_*`, `fix37f_ds_enum_*`): a `for`
+    appending the values of `x[i].tolist()` to a list fails under LAX inside any outer `for`
+    (a constant `range(1)`, `range(2)`, a tuple, `enumerate`), even over 1 value, where the
+    same loop alone compiles up to 2; appending tensors, or only counting, compiles."""
+    p = ctx.parent(loop)
+    while p is not None and p is not ctx.function:
+        if isinstance(p, ast.For):
+            return p
+        if type(p) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef):
+            return None
+        p = ctx.parent(p)
+    return None
 
 
 def _host_file(ctx: Context) -> bool:
@@ -468,6 +501,11 @@ def _grows_list(body: list[ast.stmt], ctx: Context, nested: bool = False, target
                     # written/heldout37d probe `fix37f_ds_dict_tensor_vals_tolist`)
                     return True
                 return not _tensor_items(item, ctx) or (bool(targets) and _host_item(item, targets, ctx))
+        elif _concatenated_display(st) is not None:
+            shown = _concatenated_display(st)
+            assert shown is not None
+            if any(type(e) is ast.Dict or not _tensor_items(e, ctx) for e in shown.elts):
+                return True
         elif type(st) is ast.If:
             if _grows_list(st.body, ctx, nested, targets) or _grows_list(st.orelse, ctx, nested, targets):
                 return True
@@ -506,6 +544,21 @@ def _appends_host_tuple(body: list[ast.stmt], targets: set[str]) -> int:
     least = 0
     for st in body:
         for n in ast.walk(st):
+            shown = _concatenated_display(n) if type(n) in (ast.AugAssign, ast.Assign) else None
+            if shown is None and isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "extend":
+                given = n.args[0] if len(n.args) == 1 else None
+                if isinstance(given, (ast.List, ast.Tuple)) and any(type(e) is ast.Dict for e in given.elts):
+                    return 1
+                continue
+            if shown is not None:
+                for e in shown.elts:
+                    if type(e) is ast.Dict:
+                        return 1
+                    if any(type(x) is ast.Name and x.id in targets for x in ast.walk(e)):
+                        # `+=` fails sooner than `append`: a display of the loop's
+                        # variables from 1 item, the variables themselves from 2
+                        least = min(least or 2, 1 if type(e) in (ast.Tuple, ast.List) else 2)
+                continue
             if (
                 type(n) is ast.Call
                 and type(n.func) is ast.Attribute
@@ -516,8 +569,33 @@ def _appends_host_tuple(body: list[ast.stmt], targets: set[str]) -> int:
                 if type(item) is ast.Dict:
                     return 1
                 if type(item) in (ast.Tuple, ast.List) and any(type(x) is ast.Name and x.id in targets for x in ast.walk(item)):
-                    least = 2
+                    least = min(least or 2, 2)
     return least
+
+
+def _concatenated_display(st: ast.AST) -> ast.List | None:
+    """The list display `st` adds to a list name in place (`out += [...]`, `out = out +
+    [...]`). Measured (written/heldout37d probes `fix38a_ds_*`): over `x.tolist()` LAX fails
+    sooner than with `append` ("DynamicSequence does not support dictionary type", "Expected
+    SequenceShape for SetShape", "object of type 'float' has no len()"): a dict or a tuple of
+    the loop's values from 1 item, the values themselves from 2; tensors, and the same over a
+    constant `range`, compile."""
+    if isinstance(st, ast.AugAssign):
+        if isinstance(st.op, ast.Add) and isinstance(st.target, ast.Name) and isinstance(st.value, ast.List):
+            return st.value
+        return None
+    if isinstance(st, ast.Assign) and len(st.targets) == 1:
+        t, v = st.targets[0], st.value
+        if (
+            isinstance(t, ast.Name)
+            and isinstance(v, ast.BinOp)
+            and isinstance(v.op, ast.Add)
+            and isinstance(v.left, ast.Name)
+            and v.left.id == t.id
+            and isinstance(v.right, ast.List)
+        ):
+            return v.right
+    return None
 
 
 def _host_item(e: ast.expr, targets: frozenset[str] | set[str], ctx: Context) -> bool:

@@ -486,7 +486,11 @@ class FallbackValueShapeQuery(GraphRule):
     arithmetic that is an operand of the value `ops.assign` gives a Parameter
     (`ops.assign(p, p - self.cur_lr * g)` with `self.cur_lr = self.cur_lr * self.gamma`:
     "Data type conversion is not supported for a 'Parameter' ... Float64"; `(m - self.mean)
-    / self.n`, `ops.assign_sub` / `ops.assign_add` of it compile); a plain Tensor attribute read before
+    / self.n`, `ops.assign_sub` / `ops.assign_add` of it compile); `ops.cat` / `ops.concat` of
+    slices bounded by such a number (`ops.cat([q[:, :ptr], f.T, q[:, ptr + b:]], axis=1)` with
+    `ptr = self.queue_ptr`, a queue pointer the function moves on) given to `ops.assign`,
+    `ops.assign_add` or `ops.assign_sub` of a Parameter, also through arithmetic (the slice
+    alone, or the joined value returned or stored by `q[:, :] = ...`, compiles); a plain Tensor attribute read before
     the function stores it again, also as an item of a tuple target (`out, self.hidden =
     self.gru(x, self.hidden)`), and given to `ops.minimum` (`self.min_val =
     ops.minimum(self.min_val, x.min())`: "the input type must be same ... Float64";
@@ -909,6 +913,17 @@ def _stored_attribute_sink(node: ast.Call, func: ast.AST, ctx: Context) -> str |
     another graph (a sub-cell, a cell a jit function calls) only when the value is computed
     with a tensor argument of that `construct` itself (`_with_tensor_argument`)."""
     q = ctx.qualname(node.func)
+    if q in _JOINED_SLICE_SINKS and len(node.args) >= 2 and top_cell_construct(func, ctx):
+        found = _joined_stored_slice(node.args[1], func, ctx)
+        if found is not None:
+            joined, bound_by = found
+            return (
+                f"`{ctx.segment(joined)}` joins slices bounded by `{ctx.segment(bound_by)}`, a Python number this "
+                "function stores on `self`: under LAX the store runs as Python, the joined tensor is built as a "
+                f"Float64 JIT Fallback value, and the in-place `{q.rpartition('.')[2]}` of a float32 Parameter "
+                "cannot take it (MindSpore: Data type conversion is not supported for a 'Parameter' ... Float64); "
+                "keep the pointer in a Parameter (`int(self.ptr[0])`), or do not store it in compiled code"
+            )
     if q not in _STORED_NUMBER_SINKS and q not in _SAME_DTYPE_PAIRS:
         return None
     top = top_cell_construct(func, ctx)
@@ -943,6 +958,63 @@ def _stored_attribute_sink(node: ast.Call, func: ast.AST, ctx: Context) -> str |
                     "with `ops.assign`"
                 )
     return None
+
+
+#: in-place updates of a Parameter that fail on `ops.cat` of slices bounded by a number
+#: attribute the function stores on `self` (measured, written/heldout37b probes `fix38a_qp_*`)
+_JOINED_SLICE_SINKS = frozenset({"mindspore.ops.assign", "mindspore.ops.assign_add", "mindspore.ops.assign_sub"})
+#: joining functions whose result is then a Float64 JIT Fallback value (`fix38a_qp_*`)
+_JOINS = frozenset({"mindspore.ops.cat", "mindspore.ops.concat"})
+
+
+def _joined_stored_slice(e: ast.expr, func: ast.AST, ctx: Context) -> tuple[ast.Call, ast.Attribute] | None:
+    """The `ops.cat([...])` / `ops.concat((...))` call `e` is, or is computed from by
+    arithmetic (directly or through a name bound once in the function), when an item of its
+    display is a tensor sliced or indexed by a number attribute the function stores on `self`
+    (`_stored_number_read`), with that read. Measured on 2.10 (written/heldout37b case
+    `albef_queue_ptr_python_int_attr`, probes `fix38a_qp_*`): with `ptr = self.queue_ptr` and
+    `self.queue_ptr = ...` anywhere in `construct` (a constant store too, before or after),
+    `ops.assign(q, ops.cat([q[:, :ptr], f.T, q[:, ptr + b:]], axis=1))` fails under LAX, also
+    through `* 1.0`, with `ops.assign_add` or a tuple given to `ops.concat`; the slice alone
+    (`ops.assign(q, q[:, ptr:ptr + 6] * 0.5)`), the joined value returned or stored with
+    `q[:, :] = ...`, constant bounds, and no store of the attribute compile."""
+    todo = [e]
+    seen = 0
+    while todo and seen < 8:
+        n = todo.pop()
+        seen += 1
+        if isinstance(n, ast.Name):
+            bound = analyzer(ctx).single_assignment(n.id, func)
+            if bound is not None:
+                todo.append(bound)
+        elif isinstance(n, ast.BinOp):
+            todo += (n.left, n.right)
+        elif isinstance(n, ast.UnaryOp):
+            todo.append(n.operand)
+        elif isinstance(n, ast.Call) and n.args and (ctx.qualname(n.func) or "") in _JOINS:
+            items = n.args[0]
+            if not isinstance(items, (ast.List, ast.Tuple)):
+                continue
+            for item in items.elts:
+                if not isinstance(item, ast.Subscript):
+                    continue
+                for b in _slice_bounds(item.slice):
+                    read = _stored_number_read(b, func, ctx, 0)
+                    if read is not None:
+                        return n, read
+    return None
+
+
+def _slice_bounds(s: ast.expr) -> list[ast.expr]:
+    """The bounds and indices of a subscript's slice (`[:, a:b]` gives `a`, `b`)."""
+    parts = s.elts if isinstance(s, ast.Tuple) else [s]
+    out: list[ast.expr] = []
+    for p in parts:
+        if isinstance(p, ast.Slice):
+            out += [b for b in (p.lower, p.upper, p.step) if b is not None]
+        else:
+            out.append(p)
+    return out
 
 
 def _inner_cell_construct(func: ast.AST, ctx: Context) -> bool:

@@ -1736,7 +1736,85 @@ class Ranks:
             # `self.sizes = (1, 2)`: `for s in self.sizes: x = x + s` adds a number (fresh
             # v6 seed 12000242)
             return NUMS
-        return NUM if isinstance(e, ast.Attribute) and self._number_field(e, func) else None
+        if isinstance(e, ast.Attribute) and (self._number_field(e, func) or self._loop_built_number(e, func)):
+            return NUM
+        return None
+
+    def _loop_built_number(self, e: ast.Attribute, func: ast.AST) -> bool:
+        """`self.scale` in a method of the file's class whose `__init__` stores its argument
+        (`self.scale = scale`), when every instance is given a number literal there, or is
+        built in a `for` over a constant display of rows holding a number at that place
+        (`for i, (a, s) in enumerate(ROWS): setattr(self, f"blk_{i}", Block(a, s))`, difftest
+        v6 seed 12001110): a Python number, a constant of each compiled instance (its value
+        may differ between them)."""
+        if not _self_attr(e):
+            return False
+        cls = analyzer(self.ctx).owner_class(func)
+        info = self.ctx.scopes.info.classes.get(cls.name) if cls is not None else None
+        param = info.attr_params.get(e.attr) if info is not None else None
+        init = info.methods.get("__init__") if info is not None else None
+        if param is None or not isinstance(init, ast.FunctionDef) or init.args.vararg is not None:
+            return False
+        assert cls is not None
+        held = analyzer(self.ctx)._self_values(cls).get(e.attr, [])
+        if len(held) != 1 or not (isinstance(held[0], ast.Name) and held[0].id == param):
+            return False  # (stored elsewhere too)
+        names = [a.arg for a in init.args.args][1:]
+        if param not in names:
+            return False
+        pos = names.index(param)
+        sites = instances(self.ctx).instantiations(cls.name)
+        if not sites:
+            return False
+        for site in sites:
+            if any(isinstance(a, ast.Starred) for a in site.args) or any(k.arg is None for k in site.keywords):
+                return False
+            arg = site.args[pos] if pos < len(site.args) else next((k.value for k in site.keywords if k.arg == param), None)
+            if arg is None or not self._number_per_turn(arg, site):
+                return False
+        return True
+
+    def _number_per_turn(self, arg: ast.expr, site: ast.Call) -> bool:
+        """Is `arg` a number literal, or a variable of a `for` around `site` over a constant
+        display (directly, or through `enumerate`) whose every item has a number literal at
+        that variable's place (`for i, (a, s) in enumerate((('relu', 1.0), ('tanh', 0.5)))`)?"""
+        if isinstance(arg, ast.UnaryOp) and isinstance(arg.op, ast.USub):
+            arg = arg.operand
+        if isinstance(arg, ast.Constant):
+            return type(arg.value) in (int, float)
+        if not isinstance(arg, ast.Name):
+            return False
+        p = self.ctx.parent(site)
+        while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+            if isinstance(p, ast.For):
+                path = _target_path(p.target, arg.id)
+                if path is not None:
+                    return self._numbers_at(p, path)
+            p = self.ctx.parent(p)
+        return False
+
+    def _numbers_at(self, loop: ast.For, path: tuple[int, ...]) -> bool:
+        """Does every item the `for` walks hold a number literal at `path` (positions into
+        nested tuple targets; through `enumerate`, position 1 is the item)?"""
+        it = loop.iter
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" and len(it.args) == 1:
+            if not path or path[0] != 1:
+                return False
+            it, path = it.args[0], path[1:]
+        if isinstance(it, ast.Name):
+            it = instances(self.ctx)._constant_display(it.id, loop)  # type: ignore[assignment]
+        if not isinstance(it, (ast.Tuple, ast.List)) or not it.elts:
+            return False
+        for item in it.elts:
+            for i in path:
+                if not isinstance(item, (ast.Tuple, ast.List)) or i >= len(item.elts):
+                    return False
+                item = item.elts[i]
+            if isinstance(item, ast.UnaryOp) and isinstance(item.op, ast.USub):
+                item = item.operand
+            if not (isinstance(item, ast.Constant) and type(item.value) in (int, float)):
+                return False
+        return True
 
     def _self_number_entry(self, e: ast.Subscript, func: ast.AST) -> bool:
         """`self.stats['n']` of a dict display `__init__` sets once (`self.stats = {'n': 0,
@@ -1916,6 +1994,13 @@ class Ranks:
             return self._either_layer(held[0], e, env, func, depth)
         if len(held) != 1 or not isinstance(held[0], ast.Call):
             return None
+        own = self._own_cell_construct(held[0])
+        if own is not None:
+            inner = self._bind(own, e, lambda arg: self.ev(arg, env, func, depth))
+            run = self.analyse(own, inner, depth + 1) if inner is not None else None
+            if run is None or not run.returns:
+                return None
+            return run.returns[0] if all(r == run.returns[0] for r in run.returns) else None
         q = self.ctx.qualname(held[0].func) or ""
         if q == "mindspore.nn.SequentialCell" and at is None:
             return self._sequential_call(held[0], e, env, func, depth)
@@ -1924,6 +2009,23 @@ class Ranks:
         if len(e.args) != 1:
             return None
         return self._through_layer(held[0], q, self.ev(e.args[0], env, func, depth))
+
+    def _own_cell_construct(self, built: ast.Call) -> ast.FunctionDef | None:
+        """The `construct` of the file's own Cell class `built` makes (`Block(a, s)`). Reached for layers the call graph does not resolve: a name
+        `setattr` gives in a loop of `__init__`, read by `getattr(self, f"blk_{i}")(x)` in an
+        unrolled loop (difftest v6 seed 12001110); `self.blk(x)` set by assignment is the
+        call graph's."""
+        if type(built.func) is not ast.Name:
+            return None
+        info = self.ctx.scopes.info
+        cls = info.classes.get(built.func.id)
+        if cls is None or self.ctx.qualname(built.func) != f"{info.module}.{built.func.id}":
+            return None
+        construct = cls.methods.get("construct")
+        if not isinstance(construct, ast.FunctionDef) or construct.decorator_list:
+            return None
+        # (the scope model may not list it: it does not follow the name either)
+        return construct if any(b.endswith(".Cell") or b == "Cell" for b in cls.bases) else None
 
     def _either_layer(self, built: ast.IfExp, e: ast.Call, env: Env, func: ast.AST, depth: int) -> Val:
         """`self.act(x)` with `self.act = nn.ReLU() if act == 'relu' else nn.Tanh()`: the shape
@@ -2798,6 +2900,19 @@ def _item_store(st: ast.AST, attr: str) -> bool:
     else:
         return False
     return type(t) is ast.Subscript and type(t.value) is ast.Attribute and t.value.attr == attr
+
+
+def _target_path(target: ast.expr, name: str) -> tuple[int, ...] | None:
+    """The positions leading to `name` in a (nested) tuple target: `(1, 1)` for `s` in
+    `i, (a, s)`, `()` for the bare name; None when `name` is not bound there."""
+    if isinstance(target, ast.Name):
+        return () if target.id == name else None
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for i, t in enumerate(target.elts):
+            sub = _target_path(t, name)
+            if sub is not None:
+                return (i, *sub)
+    return None
 
 
 def _self_attr(t: ast.AST) -> bool:

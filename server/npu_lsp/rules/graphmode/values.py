@@ -574,11 +574,16 @@ class Instances:
         (over strings) or an f-string of it, the loop walks constants (`_loop_values`) and
         its body does not rebind the variable; else None."""
         var = _formatted_variable(name)
-        if var is None or not (isinstance(loop.target, ast.Name) and loop.target.id == var):
+        if var is None:
+            return None
+        if isinstance(loop.target, ast.Name) and loop.target.id == var:
+            values = self._loop_values(loop)
+        elif isinstance(name, ast.JoinedStr) and _enumerate_count_target(loop) == var:
+            values = self._enumerated_counts(loop)
+        else:
             return None
         if any(isinstance(n, ast.Name) and n.id == var and not isinstance(n.ctx, ast.Load) for b in loop.body for n in ast.walk(b)):
             return None  # rebound in the loop
-        values = self._loop_values(loop)
         if values is None:
             return None
         out: dict[str, str | int] = {}
@@ -590,6 +595,22 @@ class Instances:
             elif isinstance(name, ast.JoinedStr):
                 out["".join(str(p.value) if isinstance(p, ast.Constant) else str(v) for p in name.values)] = v
         return out
+
+    def _enumerated_counts(self, loop: ast.For) -> list[str | int] | None:
+        """The counts `for i, item in enumerate(seq)` walks when `seq` is a tuple or list
+        display (or a name bound once to one, `_constant_display`), whatever its items are
+        (`for i, (a, s) in enumerate(ROWS): setattr(self, f"blk_{i}", Block(a, s))`: the
+        names are `blk_0`, `blk_1`; difftest v6 seed 12001110)."""
+        it = loop.iter
+        assert isinstance(it, ast.Call)
+        seq: ast.expr | None = it.args[0]
+        if isinstance(seq, ast.Name):
+            seq = self._constant_display(seq.id, loop)
+        if not isinstance(seq, (ast.Tuple, ast.List)) or len(seq.elts) > 64:
+            return None
+        if any(isinstance(e, ast.Starred) for e in seq.elts):
+            return None
+        return list(range(len(seq.elts)))
 
     def _loop_values(self, loop: ast.For) -> list[str | int] | None:
         """The values a `for` walks when they are constants of the file: `range(N)`, a tuple
@@ -1424,6 +1445,18 @@ def _setattr_call(node: ast.AST) -> ast.Call | None:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr"):
         return node
     return None
+
+
+def _enumerate_count_target(loop: ast.For) -> str | None:
+    """`i` for `for i, <target> in enumerate(<one argument>)`; else None."""
+    t, it = loop.target, loop.iter
+    if not (isinstance(t, ast.Tuple) and len(t.elts) == 2 and isinstance(t.elts[0], ast.Name)):
+        return None
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate"):
+        return None
+    if len(it.args) != 1 or it.keywords or isinstance(it.args[0], ast.Starred):
+        return None
+    return t.elts[0].id
 
 
 def _formatted_variable(name: ast.expr) -> str | None:
