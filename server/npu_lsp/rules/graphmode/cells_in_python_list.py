@@ -1550,23 +1550,21 @@ def _keyed_entries(arg: ast.expr, layer: str, ctx: Context) -> list[tuple[str, a
         return [(str(i), e) for i, e in enumerate(arg.elts)]
     if isinstance(arg, ast.ListComp) and layer != "CellDict" and len(arg.generators) == 1:
         return [(_ANY_INDEX, arg.elt)]
-    pairs: list[ast.expr] | None = None
+    pairs: list[tuple[ast.expr | None, ast.expr]] | None = None
     if isinstance(arg, ast.Dict) and layer == "CellDict":
-        if any(k is None for k in arg.keys):
-            return None
-        pairs = [ast.Tuple(elts=[k, v]) for k, v in zip(arg.keys, arg.values, strict=True)]  # type: ignore[list-item]
+        pairs = list(zip(arg.keys, arg.values, strict=True))
     elif isinstance(arg, ast.Call) and (ctx.qualname(arg.func) or "").endswith("OrderedDict") and layer != "CellList":
         inner = arg.args[0] if len(arg.args) == 1 and not arg.keywords else None
-        pairs = inner.elts if isinstance(inner, (ast.List, ast.Tuple)) else None
+        items = inner.elts if isinstance(inner, (ast.List, ast.Tuple)) else None
+        if items is None or not all(isinstance(x, ast.Tuple) and len(x.elts) == 2 for x in items):
+            return None
+        pairs = [(x.elts[0], x.elts[1]) for x in items if isinstance(x, ast.Tuple)]
     elif isinstance(arg, ast.Call) and layer == "SequentialCell" and CellsInPythonList._is_cell_call(arg, ctx):
         return [("0", arg)]
     if pairs is None:
         return None
     out: list[tuple[str, ast.expr]] = []
-    for p in pairs:
-        if not (isinstance(p, ast.Tuple) and len(p.elts) == 2):
-            return None
-        k, v = p.elts
+    for k, v in pairs:
         if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
             return None
         out.append((k.value, v))
