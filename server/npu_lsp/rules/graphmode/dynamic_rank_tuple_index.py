@@ -10,6 +10,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import _ASSIGN, _UNPACK_AT, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.host_values import reads
 
 
 @rule(code="MS253", name="dynamic-rank-tuple-index", severity="error", family="graphmode")
@@ -119,7 +120,7 @@ def _unknown_rank_k(e: ast.expr, func: ast.AST, ctx: Context, depth: int) -> ast
     for how, value in binds:
         if how == _UNPACK_AT and isinstance(value, tuple) and len(value[1]) == 1 and isinstance(value[0], ast.Call):
             k = _run_time_k(value[0], func, ctx)  # `_, idx = ops.topk(x, k)`
-        elif how == _ASSIGN and isinstance(value, ast.expr) and _reads(value, e.id):
+        elif how == _ASSIGN and isinstance(value, ast.expr) and reads(value, {e.id}):
             if _keeps_rank_of(value, e.id, ctx):
                 continue  # `idx = idx.astype(ms.int64)`: what the other bindings give
             return None
@@ -151,10 +152,6 @@ def _keeps_rank_of(e: ast.expr, name: str, ctx: Context) -> bool:
         and not (ctx.qualname(e.func) or "").startswith("mindspore.")
         and _keeps_rank_of(e.func.value, name, ctx)
     )
-
-
-def _reads(e: ast.expr, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(e))
 
 
 def _run_time_k(call: ast.Call, func: ast.AST, ctx: Context) -> ast.expr | None:
