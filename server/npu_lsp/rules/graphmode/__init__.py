@@ -121,6 +121,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     returned_dict_to_python,
     reversed_cell_list,
     runtime_index_into_constants,
+    runtime_key_in_dict,
     runtime_scalar_randint,
     runtime_scalar_size_argument,
     runtime_str,
