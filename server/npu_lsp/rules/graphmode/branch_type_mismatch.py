@@ -623,9 +623,11 @@ def _list_items_split_by_exit(node: ast.If, ctx: Context) -> tuple[str, ast.expr
       `.item()` int, `int(t)` or a tensor, a Python float against an Int64 `.item()`, fail:
       "Type Join Failed: dtype1 = String, dtype2 = Int64"; `-1` against an Int64 `.item()`,
       two strs, compile, as does the list measured with `len`, stacked or not returned);
-    - `if t: lst.append(a); continue`, or `if t: lst.append(a) else: lst.append(b)`, with `b`
-      appended after it: each turn joins the two lists item by item before the next turn
-      appends again, also when the list is never read after the loop.
+    - `if t: lst.append(a) else: lst.append(b)`: each turn joins the two lists item by item
+      before the next turn appends again, also when the list is never read after the loop;
+      `if t: lst.append(a); continue` with `b` appended after it fails so when `lst` is
+      returned after the loop (measured with `len` only, `"<EOS>"` against `7` or an `.item()`
+      compiles: probes `fix39a_brk_cont_const_tail_*`).
     With one turn (`range(1)`), or without a loop, lists of one length join at LAX (STRICT
     refuses; not reported here). Returns (list, a, b, error)."""
     body = node.body
@@ -648,7 +650,7 @@ def _list_items_split_by_exit(node: ast.If, ctx: Context) -> tuple[str, ast.expr
             return None
         name = own[0][0]
         rest = [x[1] for st in loop.body[i + 1 :] if (x := _appends_to(st)) is not None and x[0] == name]
-        if len(rest) != 1:
+        if len(rest) != 1 or not _returned_after(loop, name, ctx):
             return None
         pairs = [(own[0][1], rest[0])]
     elif last is ast.Break:
