@@ -76,7 +76,7 @@ class DynamicLengthRowsRead(GraphRule):
       `fix35b_dy_comp_concat`, `fix36b_cc_*`.
     """
 
-    nodes = (ast.Call, ast.Subscript, ast.For)
+    nodes = (ast.Call, ast.Subscript, ast.For, ast.Return)
     calls = frozenset({"sum", "max", "min", "len", "zip", "concat", "cat"})
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
@@ -92,7 +92,38 @@ class DynamicLengthRowsRead(GraphRule):
             return [ctx.diagnostic(self, node.iter, _message("a `for` over it", "The pointer[seq_abs] is null", lax_only=True))]  # type: ignore[attr-defined]
         if t is ast.Subscript and type(node.ctx) is ast.Load:  # type: ignore[attr-defined]
             return self._indexed(node, lax, ctx)  # type: ignore[arg-type]
+        if t is ast.Return and node.value is not None:  # type: ignore[attr-defined]
+            return self._returned(node.value, ctx)  # type: ignore[attr-defined]
         return ()
+
+    def _returned(self, value: ast.expr, ctx: Context) -> Iterable[Diagnostic]:
+        """Such a list comprehension returned by the network's root `construct` (alone or in a
+        returned tuple) whose item is a call or an index of the row (`[r.sum() for r in x]`,
+        `[ops.relu(r) for r in x]`, `[r[0] for r in x]`): measured at both levels, written/lax
+        probes `genfresh39_si_ret_comp_*`, `genfresh39_si_return_*`, difftest v6 seed
+        12001197 ("For 'StridedSlice', the 'strides[0]' cannot be negative number and
+        'begin[0]' must be in [-0, 0)", or "'...typing.Tuple' object is not subscriptable");
+        arithmetic on the row (`[r * 2 for r in x]`, `[r + 1 for r in x]`) compiles. Only the
+        root's return is measured: a sub-cell's or helper's result goes on in the graph."""
+        scope = ctx.scope
+        if scope is None or scope.kind != "construct" or scope.function is not ctx.function or getattr(scope, "call_sites", None):
+            return ()
+        out = []
+        for item in value.elts if type(value) is ast.Tuple else [value]:
+            comp = _rows_of(item, ctx)
+            if type(comp) is ast.ListComp and type(comp.elt) in (ast.Call, ast.Subscript):
+                out.append(
+                    ctx.diagnostic(
+                        self,
+                        item,
+                        _message(
+                            f"returning it from the network with items `{ctx.segment(comp.elt)}`",
+                            "For 'StridedSlice', the 'strides[0]' cannot be negative number",
+                            lax_only=False,
+                        ),
+                    )
+                )
+        return out
 
     def _indexed(self, node: ast.Subscript, lax: bool, ctx: Context) -> Iterable[Diagnostic]:
         """`rows[1]` at every level ("index 1 is out of bounds for dimension with size 1"),

@@ -306,7 +306,11 @@ class ListGrownInTensorLoop(GraphRule):
                 f"the list comprehension on line {rows.lineno} runs over `{ctx.segment(rows.generators[0].iter)}`, the size of a tensor known only at run time (`set_inputs` declares a dimension `None`): MindSpore makes the list a sequence of dynamic length, which cannot be stacked (\"'TensorType' object is not subscriptable\"); stack or slice the tensor itself",
             )
             return
-        rows = dynamic_length_rows(arg, ctx) if stacks else None
+        # `tuple(r for r in x)` / `list(...)` of such rows: a copy of the same sequence of
+        # dynamic length ("'...typing.Tuple' object is not subscriptable"; written/lax probes
+        # `genfresh39_si_stack_*`, difftest v6 seed 12001215)
+        copied = arg.args[0] if _sequence_copy(arg) else arg  # type: ignore[attr-defined]
+        rows = dynamic_length_rows(copied if type(copied) in (ast.ListComp, ast.GeneratorExp) else arg, ctx) if stacks else None
         if rows is not None:
             yield ctx.diagnostic(
                 self,
@@ -944,7 +948,12 @@ def _unstacked_declared_dynamic(it: ast.expr, ctx: Context) -> bool:
         return False
     # the first dimension's size read, as `declared_dynamic_read` reads it
     read = ast.Subscript(value=ast.Attribute(value=it.args[0], attr="shape", ctx=ast.Load()), slice=ast.Constant(0), ctx=ast.Load())
-    return declared_dynamic_read(read, ctx)
+    if declared_dynamic_read(read, ctx):
+        return True
+    # a tensor computed from such an input that keeps the unknown first dimension (`y = x *
+    # 2`, `x = self.stage0(x)` through a method or a sub-cell, `mint.split` / `mint.cat` under
+    # a tensor `if`): measured, written/lax probes `genfresh39_us_*`, difftest v6 seed 12001518
+    return ctx.function is not None and declared_dynamic_size(it.args[0], 0, ctx.function, ctx)
 
 
 def _dynamic_len_params(ctx: Context) -> frozenset[str]:
