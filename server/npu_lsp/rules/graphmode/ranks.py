@@ -220,6 +220,14 @@ def broadcast(a: Shape, b: Shape) -> Shape:
             out.append(y)
         elif y == 1 or y is None:
             out.append(x)
+        elif x in _PROBES and y != x and type(y) is int:
+            # a size `set_inputs` leaves unknown (a probe's stand-in) broadcast with a known
+            # one: MindSpore infers the known size (`x + self.prev * 0` with a `(2, 3)`
+            # Parameter gives `(2, 3)`: difftest v6 seed 12000530 compiles a `for` over
+            # `ops.unstack(x, 0)` after it)
+            out.append(y)
+        elif y in _PROBES and x != y and type(x) is int:
+            out.append(x)
         else:
             out.append(y if x is None else x)
     return tuple(out)
@@ -2356,6 +2364,10 @@ class Ranks:
         known shapes: the sizes along `axis` (default 0) add up, or a new axis of the
         display's length is inserted."""
         seq = e.args[0]
+        if name == "stack" and len(e.args) == 1 and not e.keywords and self._unstack_axis0(seq):
+            # `ops.stack(ops.unstack(x, 0))` gives `x` back, however many rows it has (a
+            # `set_inputs` size: difftest v6 seed 12001197, where the size was lost there)
+            return self.ev(seq.args[0], env, func, depth)  # type: ignore[attr-defined]
         items = self._items(seq, env, func, depth)
         if not items:
             return None
@@ -2386,6 +2398,15 @@ class Ranks:
         along = [v[axis] for v in shapes]
         dims[axis] = None if None in along else sum(d for d in along if d is not None)
         return tuple(dims)
+
+    def _unstack_axis0(self, e: ast.expr) -> bool:
+        """`ops.unstack(t)` / `ops.unstack(t, 0)` / `ops.unstack(t, axis=0)`."""
+        if type(e) is not ast.Call or len(e.args) not in (1, 2) or self.ctx.qualname(e.func) != "mindspore.ops.unstack":
+            return False
+        axis = e.args[1] if len(e.args) == 2 else next((k.value for k in e.keywords if k.arg == "axis"), None)
+        if len(e.keywords) > (0 if len(e.args) == 2 else 1) or any(k.arg != "axis" for k in e.keywords):
+            return False
+        return axis is None or (type(axis) is ast.Constant and axis.value == 0)
 
     def _split(self, e: ast.Call, env: Env, func: ast.AST, depth: int) -> Val:
         """`ops.split(x, sizes, axis)` / `mint.split(x, sizes, dim=)` of a tensor of known
@@ -2485,6 +2506,11 @@ class Ranks:
             # a list a display or an unrolled comprehension made (`pairs = [a + b for a, b in
             # zip(x, x * 2)]` then `ops.stack(pairs)`: fresh v5 seed 11400083), as it was then
             got = env.get(_LIST + seq.id)
+            return list(got.values) if isinstance(got, Items) else None
+        if type(seq) is ast.Call and depth < _DEPTH:
+            # the tensors a call gives as a tuple (`ops.stack(ops.unstack(x, 0))`: difftest v6
+            # seed 12001197, whose `set_inputs` size was lost there; `mint.split`'s parts)
+            got = self.ev(seq, env, func, depth + 1)
             return list(got.values) if isinstance(got, Items) else None
         if not isinstance(seq, (ast.ListComp, ast.GeneratorExp)) or len(seq.generators) != 1:
             return None
