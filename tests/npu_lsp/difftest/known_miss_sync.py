@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Known-miss bookkeeping for every judged store at once, to run after each merge.
 
-Usage: known_miss_sync.py [--write] [--only NAME ...]
+Usage: known_miss_sync.py [--write] [--only NAME ...] [--jobs N]
 
 Walks the three kinds of judged stores the tests read: written sets (`cases/`, `labels.json`,
 `known_misses.json`), their probes (`probes/`, `probe_labels.json`, `probe_known_misses.json`)
@@ -14,7 +14,8 @@ and the generated store (`fixtures/difftest`). For each counted case and level i
 `--write` drops the STALE entries from their JSON files. NEW ones are never written: a known
 miss needs MindSpore's words and the idiom, which only a person can say; the label's
 `message_head` and `error_line` are printed to start from. Exit status 1 when anything is left.
-Run from the repository root with PYTHONPATH=server:kernel:. ; needs no MindSpore.
+Run from the repository root with PYTHONPATH=server:kernel:. ; needs no MindSpore. `--jobs N`
+checks in N worker processes (the output is the same, in the same order).
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -75,26 +77,34 @@ def verdict(path: Path, level: str, workspace: bool) -> str:
     return "reject" if any(d.severity == "error" and d.code.startswith("MS") for d in diags) else "accept"
 
 
-def sync(store: Store, write: bool) -> tuple[int, int]:
+def _verdict(job: tuple[Path, str, bool]) -> str:
+    return verdict(*job)
+
+
+#: verdicts of (path, level, workspace) jobs, in order
+Verdicts = Callable[[Iterable[tuple[Path, str, bool]]], Iterable[str]]
+
+
+def sync(store: Store, write: bool, verdicts: Verdicts) -> tuple[int, int]:
     """(entries left to look at, verdicts compared) for one store."""
     labels = _load(store.labels)
     known = _load(store.known)
     left = compared = 0
     stale: list[tuple[str, str]] = []
-    for name, label in sorted(labels.items()):
-        for level in LEVELS:
-            if not _counted(label, level):
-                continue
-            compared += 1
-            agrees = verdict(store.cases / name, level, store.workspace) == label[level]
-            listed = level in known.get(name, {})
-            if listed and agrees:
-                stale.append((name, level))
-                print(f"STALE {store.name} {name} [{level}]")
-            elif not listed and not agrees:
-                left += 1
-                where = f"line {label.get('error_line')}: {label.get('message_head')}" if label[level] == "reject" else "accepted"
-                print(f"NEW   {store.name} {name} [{level}] MindSpore {label[level]} ({where})")
+    counted = [(name, level) for name, label in sorted(labels.items()) for level in LEVELS if _counted(label, level)]
+    found = verdicts([(store.cases / name, level, store.workspace) for name, level in counted])
+    for (name, level), got in zip(counted, found, strict=True):
+        label = labels[name]
+        compared += 1
+        agrees = got == label[level]
+        listed = level in known.get(name, {})
+        if listed and agrees:
+            stale.append((name, level))
+            print(f"STALE {store.name} {name} [{level}]")
+        elif not listed and not agrees:
+            left += 1
+            where = f"line {label.get('error_line')}: {label.get('message_head')}" if label[level] == "reject" else "accepted"
+            print(f"NEW   {store.name} {name} [{level}] MindSpore {label[level]} ({where})")
     if stale and write:
         for name, level in stale:
             del known[name][level]
@@ -108,13 +118,20 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="drop the known misses that agree now")
     parser.add_argument("--only", nargs="*", default=[], help="store names to visit (e.g. heldout18a difftest)")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     args = parser.parse_args()
     left = compared = visited = 0
-    for store in stores():
-        if args.only and store.name.split("/")[0] not in args.only:
-            continue
-        store_left, store_compared = sync(store, args.write)
-        left, compared, visited = left + store_left, compared + store_compared, visited + 1
+    pool = ProcessPoolExecutor(args.jobs) if args.jobs > 1 else None
+    verdicts: Verdicts = (lambda jobs: pool.map(_verdict, jobs, chunksize=8)) if pool else (lambda jobs: map(_verdict, jobs))
+    try:
+        for store in stores():
+            if args.only and store.name.split("/")[0] not in args.only:
+                continue
+            store_left, store_compared = sync(store, args.write, verdicts)
+            left, compared, visited = left + store_left, compared + store_compared, visited + 1
+    finally:
+        if pool:
+            pool.shutdown()
     print(f"{compared} verdicts in {visited} stores; {left} entr{'y' if left == 1 else 'ies'} left to look at")
     return 1 if left else 0
 

@@ -26,7 +26,7 @@ import re
 import sys
 from collections.abc import Callable, Iterator, Mapping, Set
 from dataclasses import dataclass, field
-from enum import IntEnum
+from enum import Enum, IntEnum
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from npu_lsp.astutil import (
@@ -1325,7 +1325,7 @@ class Analyzer:
         read that rebinds the name, or a last binding that is not a plain `name = value`
         (an `if`, a `for`, an unpacking), keeps `k`."""
         spec = fn.params.get(e.id)
-        if spec is not None and self._straight_line_value(e, fn.func, _UNBOUND) is _UNBOUND:
+        if spec is not None and self._straight_line_binding(e, fn.func, entry=True) is _UNBOUND:
             # no binding of the body comes before the read: it sees what the call gave the
             # parameter. A Python number (or a tuple of them) handed to the top-level Cell or
             # jit function is a constant of the graph even where the body rebinds the name
@@ -1339,8 +1339,10 @@ class Analyzer:
         # (or arithmetic of names and literals: `n = n * 2 + 1` of a constant parameter, then
         # `Tensor([n])`, compiles under STRICT; probe `fix38e_ta_arith_rebound_clean`)
         if (
-            type(value) not in (ast.Call, ast.Constant) and not _name_arithmetic(value)
-        ) or self._kind(value, fn) != Kind.CONST:
+            value is None
+            or (type(value) not in (ast.Call, ast.Constant) and not _name_arithmetic(value))
+            or self._kind(value, fn) != Kind.CONST
+        ):
             return k
         return Kind.CONST
 
@@ -1359,11 +1361,18 @@ class Analyzer:
             self._entry_kinds[key] = hit
         return hit
 
-    def _straight_line_value(self, e: ast.Name, func: ast.AST | None, unbound: Any = None) -> Any:
+    def _straight_line_value(self, e: ast.Name, func: ast.AST | None) -> ast.expr | None:
         """The value of the plain `name = value` that is the nearest earlier statement binding
-        the name in the read's block or a block around it (up to `func`); `unbound` when no
-        statement before the read binds it there (nor a loop or `try` around it, nor a walrus
-        of the read's own statement); None otherwise."""
+        the name in the read's block or a block around it (up to `func`); None otherwise."""
+        value = self._straight_line_binding(e, func, entry=False)
+        return None if value is _UNBOUND else value
+
+    def _straight_line_binding(
+        self, e: ast.Name, func: ast.AST | None, *, entry: bool
+    ) -> ast.expr | None | _Unbound:
+        """`_straight_line_value`, told apart from a read that no earlier statement binds:
+        `_UNBOUND` then (nor a loop or `try` around it binds it; with `entry`, nor a walrus or
+        `with ... as` of a statement around the read: it sees what the function was given)."""
         parent = self.ctx.parent
         child: ast.AST = e
         node = parent(e)
@@ -1374,7 +1383,7 @@ class Analyzer:
                 return None
             if t in _COMPREHENSIONS:
                 return None
-            if unbound is not None and node is not func and _header_binds(node, name):
+            if entry and node is not func and _header_binds(node, name):
                 return None  # `if (n := ...)`, `with ... as n`: bound before the read
             for block in ("body", "orelse", "finalbody"):
                 stmts = getattr(node, block, None)
@@ -1393,7 +1402,7 @@ class Analyzer:
                     return None
                 break
             if node is func:
-                return unbound
+                return _UNBOUND
             if (t in _LOOPS or t is ast.Try) and _binds_name(node, name):
                 return None  # a later turn, or a handler, may see another binding
             child, node = node, parent(node)
@@ -5114,8 +5123,13 @@ def _name_arithmetic(e: Any) -> bool:
     return t is ast.Name or t is ast.Constant
 
 
-#: `_straight_line_value`'s answer for a read no earlier statement binds
-_UNBOUND = object()
+class _Unbound(Enum):
+    """`_straight_line_binding`'s answer for a read no earlier statement binds."""
+
+    UNBOUND = 0
+
+
+_UNBOUND = _Unbound.UNBOUND
 
 #: the fields of a statement that hold blocks, and the targets an assignment binds only
 #: after its value is read
