@@ -2617,6 +2617,11 @@ class Ranks:
         # `min` / `max` of numbers known while compiling fold to a constant; of a run-time
         # scalar (`max(float(x[0, 0]), 0.5)`) they run by JIT Fallback under LAX, and the
         # result is a Python object (measured: probes vl19_max_float_argmax, minmax_len_argmax)
+        if len(got) == 1 and isinstance(got[0], tuple) and len(got[0]) == 1:
+            # of one 1-D tensor: `t.max()` / `t.min()`, a 0-d tensor (MindSpore's
+            # standard_method `ms_max_one_element`; difftest v6 seed 12001475: `x + max(x[0])`
+            # keeps `x`'s shape)
+            return ()
         if len(got) == 1:
             # of one list of numbers: SequenceMax / SequenceMin when they are run-time scalars,
             # folded when constants; a list of a JIT Fallback's host values runs as Python
