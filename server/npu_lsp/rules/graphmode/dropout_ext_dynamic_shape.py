@@ -54,6 +54,7 @@ class DropoutExtDynamicShapeCpu(GraphRule):
     No automatic fix.
 
     ## References
+    - RULES.md has no row for it (a CPU backend kernel, not a syntax rule).
     - Measured on MindSpore 2.10 (CPU), LAX and STRICT: difftest v6 seed 12001448, written/lax
       probes `genfresh39_do_*`: rejected under `set_inputs([None, 3])`, `[2, None]`, of a
       tensor computed from the input, of `ops.unique` / `ops.masked_select` results, with
