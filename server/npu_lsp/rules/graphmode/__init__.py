@@ -34,6 +34,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     dict_output_strict,
     dict_unpack_merge,
     differentiated_function_called_again,
+    dropout_ext_dynamic_shape,
     duplicate_parameter_names,
     dynamic_length_rows_read,
     dynamic_rank_tuple_index,
