@@ -63,6 +63,7 @@ class GetattrObjectReadBeforeCondition(GraphRule):
     No automatic fix.
 
     ## References
+    - RULES.md, section 1 (rejected at every level).
     - Measured on MindSpore 2.10, written/heldout39c case `cfg_edict_attribute_read_in_construct`
       and probes `fix39d_ed_*`: a read (tensor arithmetic, Python arithmetic, through a local
       `c = self.config`, of the attribute the condition reads or another) followed by an
@@ -75,14 +76,12 @@ class GetattrObjectReadBeforeCondition(GraphRule):
     """
 
     nodes = (ast.If, ast.IfExp)
-
-    def applies(self, ctx: Context) -> bool:
-        return ctx.mentions("__getattr__")  # most files define none
+    words = ("__getattr__",)  # most files define none: the rule is left out of their walk
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, (ast.If, ast.IfExp))
         fn = ctx.function
-        if fn is None or not ctx.mentions("__getattr__"):
+        if fn is None:
             return
         for read in _attribute_reads(node.test):
             owner = _getattr_owner(read.value, fn, ctx)
