@@ -159,8 +159,9 @@ def _getattr_owner(e: ast.expr, fn: ast.AST, ctx: Context, depth: int = 0) -> tu
     if a.rebinds(e.id, fn):
         bound = a.single_assignment(e.id, fn)
         return _getattr_owner(bound, fn, ctx, depth + 1) if bound is not None else None
-    if e.id in {p.arg for p in getattr(fn, "args", ast.arguments()).args}:
-        return None
+    args = fn.args if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else None
+    if args is None or any(p.arg == e.id for p in (*args.posonlyargs, *args.args, *args.kwonlyargs)):
+        return None  # a parameter: what a caller passes
     name = _getattr_class(constructed.built(e, None, ctx), ctx)
     return (e.id, name) if name is not None else None
 
