@@ -123,7 +123,7 @@ def _earlier_read(node: ast.If | ast.IfExp, key: str, fn: ast.AST, ctx: Context)
         stmt = ctx.parent(stmt)
     if stmt is None:
         return None
-    _, block, index = block_of(stmt, ctx)  # type: ignore[arg-type]
+    _, block, index = block_of(stmt, ctx)
     if index < 0:
         return None
     for prev in block[:index]:
