@@ -18,7 +18,7 @@ load_all()
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "rules"
 SUPPORT_MODULES = {
     "helpers", "inner_cells", "flow", "control", "fixes", "values", "calls_table", "shape_folded", "abstract",
-    "abstract_eval", "held_callables", "xcalls", "entries", "parameter_receivers", "optimizer_facts",
+    "abstract_eval", "held_callables", "xcalls", "entries", "parameter_receivers", "optimizer_facts", "optimizer_calls",
     "parameter_arguments", "dynamic_shape", "result_kinds", "none_join", "const_tensor",
     "returns", "host_values", "constructed", "mappers", "ranks", "interpreted", "loop_lambda",
     "lax_functions", "attribute_stores", "number_stores", "table_reads", "python_instances", "fallback_calls",

@@ -51,6 +51,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     fallback_while_list,
     function_in_output,
     generator_over_tolist,
+    getattr_object_condition,
     getattr_runtime_name,
     global_statement_in_graph,
     grad_function_keyword,

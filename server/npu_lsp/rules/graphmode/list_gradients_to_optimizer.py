@@ -10,15 +10,11 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import abstract as av
-from npu_lsp.rules.graphmode import constructed
 from npu_lsp.rules.graphmode.abstract_eval import values
-from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.optimizer_calls import called_optimizer
 from npu_lsp.rules.graphmode.optimizer_facts import optimizer_facts
 from npu_lsp.rules.graphmode.parameter_receivers import builds_optimizer
-
-#: the classes whose `__init__` stores the optimizer they are given as `self.optimizer`
-_STEP_CELLS = frozenset({"TrainOneStepCell", "TrainOneStepWithLossScaleCell"})
 
 
 @functools.cache
@@ -96,7 +92,7 @@ class ListGradientsToOptimizer(GraphRule):
         return builds_optimizer(ctx, _refusing())  # `check`'s per-file test, once
 
     def _check(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
-        name = _optimizer_class(node.func, ctx)
+        name = called_optimizer(node.func, ctx.function, ctx, _refusing())
         if name is None:
             return
         arg = node.args[0]
@@ -128,66 +124,6 @@ def _list_value(e: ast.expr, ctx: Context) -> bool:
     reaches it, `ops.clip_by_global_norm` of a list, which maps over it and keeps its kind)?"""
     v = values(ctx).reaching(e, ctx.function)
     return isinstance(v, av.Sequence) and v.kind == "list"
-
-
-def _optimizer_name(value: ast.expr | None, ctx: Context) -> str | None:
-    """`nn.Adam(...)` -> "Adam" (a built-in optimizer being built), else None."""
-    if not isinstance(value, ast.Call):
-        return None
-    q = ctx.qualname(value.func) or ""
-    last = q.rsplit(".", 1)[-1]
-    return last if q.startswith("mindspore.nn.") and last in _refusing() else None
-
-
-def _module_value(name: str, ctx: Context) -> ast.expr | None:
-    value: ast.expr | None = None
-    for st in ctx.tree.body:
-        if (
-            isinstance(st, ast.Assign)
-            and len(st.targets) == 1
-            and isinstance(st.targets[0], ast.Name)
-            and st.targets[0].id == name
-        ):
-            value = st.value
-    return value
-
-
-def _optimizer_class(func: ast.expr, ctx: Context) -> str | None:
-    fn = ctx.function
-    a = analyzer(ctx)
-    if isinstance(func, ast.Name):
-        if fn is None or a.rebinds(func.id, fn):
-            return None
-        return _optimizer_name(_module_value(func.id, ctx), ctx)
-    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
-        return None
-    cls = a.owner_class(fn)
-    if cls is None:
-        return None
-    if a._self_values(cls).get(func.attr):
-        # `self.opt = nn.SGD(...)`, or `self.optimizer = optimizer` given where the Cell is
-        # built (`TrainStep(net, loss_fn, opt)` with `opt = nn.Momentum(...)` in `run()`)
-        return _one_optimizer(constructed.sources(cls, func.attr, ctx), ctx)
-    if func.attr != "optimizer" or not _is_step_cell(cls, ctx):
-        return None
-    # a TrainOneStepCell subclass keeping `__init__`'s second argument as `self.optimizer`
-    return _one_optimizer(constructed.argument(cls, 1, "optimizer", ctx), ctx)
-
-
-def _one_optimizer(found: list[constructed.Source] | None, ctx: Context) -> str | None:
-    """The built-in optimizer every one of these expressions builds, or None."""
-    if not found:
-        return None
-    names = {_optimizer_name(constructed.built(e, where, ctx), ctx) for e, where in found}
-    return names.pop() if len(names) == 1 else None
-
-
-def _is_step_cell(cls: ast.ClassDef, ctx: Context) -> bool:
-    for base in cls.bases:
-        q = ctx.qualname(base) or ""
-        if q.startswith("mindspore.") and q.rsplit(".", 1)[-1] in _STEP_CELLS:
-            return True
-    return False
 
 
 def _last_bound_to_list(name: str, call: ast.Call, ctx: Context) -> bool:
