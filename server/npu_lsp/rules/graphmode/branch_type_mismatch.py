@@ -234,15 +234,22 @@ def _false_path_values(node: ast.If, ctx: Context, func: ast.AST | None) -> dict
     if hit is None:
         names = _one_sided(node) if node.orelse else set(_assigned(node.body)) | set(_augmented(node.body))
         hit = ctx.cache[key] = preceding_values(node, ctx, names, func) if names else {}
-        if names - hit.keys() and node.orelse == [] and _builds_gradients(ctx):
-            hit.update(_unpacked_before(node, ctx, names - hit.keys()))
+        if not node.orelse and _builds_gradients(ctx) and (missing := names - hit.keys()):
+            hit.update(_unpacked_before(node, ctx, missing))
     return hit
 
 
 def _builds_gradients(ctx: Context) -> bool:
     """Does the file build a gradient function (the only call whose unpacked items
-    `_unpacked_before` gives a value to)? A cheap gate."""
-    return ctx.mentions("value_and_grad") or ctx.mentions("grad")
+    `_unpacked_before` gives a value to)? A cheap gate, once per file (`value_and_grad`,
+    `grad`, `GradOperation` all hold the word)."""
+    hit: bool | None = ctx.cache.get(_GRADS_KEY)
+    if hit is None:
+        hit = ctx.cache[_GRADS_KEY] = ctx.mentions("grad") or ctx.mentions("Grad")
+    return hit
+
+
+_GRADS_KEY = "MS119.builds_gradients"
 
 
 def _unpacked_before(node: ast.If, ctx: Context, names: set[str]) -> dict[str, ast.expr]:
