@@ -234,7 +234,52 @@ def _false_path_values(node: ast.If, ctx: Context, func: ast.AST | None) -> dict
     if hit is None:
         names = _one_sided(node) if node.orelse else set(_assigned(node.body)) | set(_augmented(node.body))
         hit = ctx.cache[key] = preceding_values(node, ctx, names, func) if names else {}
+        if not node.orelse and _builds_gradients(ctx) and (missing := names - hit.keys()):
+            hit.update(_unpacked_before(node, ctx, missing))
     return hit
+
+
+def _builds_gradients(ctx: Context) -> bool:
+    """Does the file build a gradient function (the only call whose unpacked items
+    `_unpacked_before` gives a value to)? A cheap gate, once per file (`value_and_grad`,
+    `grad`, `GradOperation` all hold the word)."""
+    hit: bool | None = ctx.cache.get(_GRADS_KEY)
+    if hit is None:
+        hit = ctx.cache[_GRADS_KEY] = ctx.mentions("grad") or ctx.mentions("Grad")
+    return hit
+
+
+_GRADS_KEY = "MS119.builds_gradients"
+
+
+def _unpacked_before(node: ast.If, ctx: Context, names: set[str]) -> dict[str, ast.expr]:
+    """Those of `names` the statement just before `node`'s nearest binding of them, in its own
+    block, unpacks from a call (`loss, grads = grad_fn(u)`): name -> `grad_fn(u)[1]`, an
+    expression made here (located at the call, no parent in the tree) whose value is the
+    call's item. Only the statements of the `if`'s own block, and only an `if` without
+    `else`, are searched: the value the false path carries."""
+    parent, block, index = block_of(node, ctx)
+    out: dict[str, ast.expr] = {}
+    if index < 0:
+        return out
+    wanted = set(names)
+    for st in reversed(block[:index]):
+        if not wanted:
+            break
+        found = bindings([st]) & wanted if type(st) not in _NO_BINDINGS else set()
+        if not found:
+            continue
+        wanted -= found
+        if type(st) is not ast.Assign or len(st.targets) != 1 or type(st.value) is not ast.Call:
+            continue
+        target = st.targets[0]
+        if type(target) not in (ast.Tuple, ast.List) or any(type(e) is ast.Starred for e in target.elts):  # type: ignore[attr-defined]
+            continue
+        for i, e in enumerate(target.elts):  # type: ignore[attr-defined]
+            if type(e) is ast.Name and e.id in found:
+                item = ast.Subscript(value=st.value, slice=ast.Constant(i), ctx=ast.Load())
+                out[e.id] = ast.copy_location(item, st.value)
+    return out
 
 
 #: the values before an `if`/`else` both of whose paths bind the same names (read only)
@@ -2084,6 +2129,10 @@ def _folded_local(name: str, func: ast.FunctionDef, assumed: frozenset[str]) -> 
     for n in ast.walk(func):
         if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets):
             bound.append(n.value if len(n.targets) == 1 else None)
+        elif isinstance(n, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for target in n.targets for t in ast.walk(target)
+        ):
+            bound.append(None)  # unpacked (`loss, grads = grad_fn(u)`): not a folded display
         elif isinstance(n, (ast.AugAssign, ast.For, ast.AnnAssign)) and any(
             isinstance(t, ast.Name) and t.id == name for t in ast.walk(n.target)
         ):

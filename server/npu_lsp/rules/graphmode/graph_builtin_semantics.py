@@ -66,6 +66,16 @@ class GraphBuiltinSemantics(GraphRule):
       '__len__'"), and so do `enumerate()` of the zip ("'zip' object has no attribute
       '__len__'") and a Cell as another argument (`zip(self.up, reversed(hs))`: a Cast
       kernel of Problem type; MS160 too);
+    - under LAX, `sorted(pairs, ...)` or `reversed(pairs)` of a list of tuples the function
+      grows with graph variables (`pairs.append((float(s[i, j]), i, j))`: a greedy
+      association sorting its candidates) walked by a `for` statement (over the call, over
+      `list()` of it, or over a name bound to it just before) whose body appends an item of
+      the loop, or a tuple of its parts, to a list (`out.append((i, j))`, `out.append(c)`,
+      `out.append(i)`): the builtin runs as Python at run time, and the loop over the list it
+      gives cannot append such items ("The prim 'ListAppend', the input_data must be list
+      and target must be scalar or tensor, but got AbstractTuple", "'int' object has no
+      attribute 'append'"); appending a tensor or a constant, counting into a number, the
+      loop without `sorted`, and `sorted` of a list of constant pairs (folded) compile;
     - a `dict` subclass giving its keys as attributes (`__getattr__`, EasyDict-style
       configs) held on `self` or at module level: `self.cfg.pool` is read by Python and
       compiles, but a dict it gives back (`self.cfg.head`) becomes MindSpore's plain
@@ -113,12 +123,15 @@ class GraphBuiltinSemantics(GraphRule):
       a `for` over it) and probes `fix36e_rz_*`; `zip()` with it: written/heldout38b case
       `r2_zip_reversed_skips_python_weights` (a tuple of floats: compiles) and probes
       `fix38b_zr_*` (what the other argument is, where a sub-cell is called).
+    - `sorted()` / `reversed()` of a list of tuples walked by a `for` that appends its
+      items: written/heldout39a case `paf_greedy_association_python_sorted` and probes
+      `fix39c_so_*`.
     - `dict` subclasses: the written set `heldout14` (`cfg_yaml_like_nested_dict`) and its
       probes `lx_cd_*` (a `SimpleNamespace`, a plain class, `.get(...)` and indexing compile).
     """
 
     nodes = (ast.Call, ast.Compare, ast.FunctionDef, ast.AsyncFunctionDef)
-    calls = frozenset({"next", "decode", "enumerate", "reversed", *_REDUCERS})
+    calls = frozenset({"next", "decode", "enumerate", "reversed", "sorted", *_REDUCERS})
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # not a generator itself: `_check`'s first tests, which most nodes stop at, for the
@@ -190,6 +203,17 @@ class GraphBuiltinSemantics(GraphRule):
                 "`enumerate(reversed(...))` fails in graph mode: MindSpore's `enumerate` takes the length of its argument, and "
                 "`reversed()` is run by Python and gives an iterator without one (MindSpore: 'list_reverseiterator' object has "
                 "no attribute '__len__'); use `enumerate(list(reversed(...)))`",
+            )
+        elif name in ("sorted", "reversed") and (appended := _python_items_appended_at_lax(node, ctx)) is not None:
+            seq = ctx.segment(node.args[0])
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"under LAX `{name}({seq})` of a list of tuples grown with graph variables is run as Python at run time, and "
+                f"the `for` over what it gives appends its items to a list (`{ctx.segment(appended)}`, line {appended.lineno}), "
+                f"which MindSpore cannot compile (MindSpore: The prim 'ListAppend', the input_data must be list and target must "
+                f"be scalar or tensor, but got AbstractTuple / 'int' object has no attribute 'append'); keep the scores in a tensor and "
+                f"sort it with `ops.sort`",
             )
         elif name == "reversed" and _reversed_grown_list_at_lax(node, ctx):
             seq = ctx.segment(node.args[0])
@@ -449,6 +473,72 @@ def _reversed_grown_list_at_lax(call: ast.Call, ctx: Context) -> bool:
     if type(parent) is ast.For and parent.iter is call:
         return False
     return _grown_with_variables(call.args[0], ctx)
+
+
+def _python_items_appended_at_lax(call: ast.Call, ctx: Context) -> ast.Call | None:
+    """Under LAX, `sorted(pairs, ...)` or `reversed(pairs)` of a list of tuple displays the
+    function grows with graph variables (`pairs.append((float(s[i, j]), i, j))`), walked by a
+    `for` statement (over the call itself, `list()` of it, or a name bound to it just before
+    the loop) whose body appends an item of the loop, or a tuple of its parts, to a list
+    (`out.append((i, j))`, `out.append(c)`): the `.append` call. LAX runs the builtin as
+    Python at run time, and the loop over the Python list it gives cannot append such items
+    to a graph list. Measured (written/heldout39a case `paf_greedy_association_python_sorted`
+    and probes `fix39c_so_*`): "The prim 'ListAppend', the input_data must be list and target
+    must be scalar or tensor, but got AbstractTuple", "'int' object has no attribute
+    'append'"; appending a tensor or a constant, counting into a number, the same loop
+    without `sorted`, and `sorted` of a list of constant int pairs (folded) compile."""
+    from npu_lsp.rules.graphmode.python_call_on_tensor import _grown_with_variables
+
+    if ctx.scope is None or ctx.scope.strict or not call.args or type(call.args[0]) is not ast.Name:
+        return None  # STRICT refuses the interpreted call itself (MS131)
+    fn = ctx.function
+    if fn is None:
+        return None
+    items = analyzer(ctx).appended(call.args[0].id, fn)
+    if not items or not all(type(i) is ast.Tuple for i in items) or not _grown_with_variables(call.args[0], ctx):
+        return None
+    loop = _loop_over(call, ctx)
+    if loop is None:
+        return None
+    parts = _stored_names([loop.target])
+    for n in (x for st in loop.body for x in ast.walk(st)):
+        if not (type(n) is ast.Call and type(n.func) is ast.Attribute and n.func.attr == "append" and len(n.args) == 1):
+            continue
+        item = n.args[0]
+        if type(item) is ast.Name and item.id in parts:
+            return n
+        if (
+            type(item) in (ast.Tuple, ast.List)
+            and any(type(e) is ast.Name and e.id in parts for e in item.elts)  # type: ignore[attr-defined]
+            and all(type(e) is ast.Constant or (type(e) is ast.Name and e.id in parts) for e in item.elts)  # type: ignore[attr-defined]
+        ):
+            return n
+    return None
+
+
+def _loop_over(call: ast.Call, ctx: Context) -> ast.For | None:
+    """The `for` statement walking what `call` gives: as its iterable, through `list(...)`,
+    or through a name bound to it by the statement just before the loop's (in one block)."""
+    parent = ctx.parent(call)
+    if type(parent) is ast.Call and ctx.qualname(parent.func) == "builtins.list" and parent.args == [call]:
+        call, parent = parent, ctx.parent(parent)
+    if type(parent) is ast.For and parent.iter is call:
+        return parent
+    if not (type(parent) is ast.Assign and len(parent.targets) == 1 and type(parent.targets[0]) is ast.Name):
+        return None
+    name = parent.targets[0].id
+    up = ctx.parent(parent)
+    block = next(
+        (b for f in ("body", "orelse") if isinstance(b := getattr(up, f, None), list) and parent in b), None
+    )
+    if block is None:
+        return None
+    for st in block[block.index(parent) + 1 :]:
+        if type(st) is ast.For and type(st.iter) is ast.Name and st.iter.id == name:
+            return st
+        if name in _stored_names([st]):
+            return None
+    return None
 
 
 def _zip_around(call: ast.Call, ctx: Context) -> ast.Call | None:

@@ -433,7 +433,8 @@ class FallbackValueShapeQuery(GraphRule):
     pointer[seq_abs] is null"), `ops.norm` without `dim`, whose compile-time axis check reads
     the input's rank only then ("Graph cycle exists ... _norm_immediate"; `ops.norm(v, dim=0)`
     and `v.norm()` compile)...; the table `ms_input_queries.json` is derived
-    from MindSpore 2.10's sources), also a tensor computed from `max(a, b)` / `min(a, b)` of a number
+    from MindSpore 2.10's sources; a read that only decides an `if` does not count:
+    `ops.cumsum`, `ops.cumprod`, `ops.exp2`, `ops.xlogy`... of such a value compile), also a tensor computed from `max(a, b)` / `min(a, b)` of a number
     read from a run-time tensor (`x / max(x.std().item(), 1e-5)`: LAX runs the builtin by JIT
     Fallback), directly or through the user's helpers, sub-cells,
     `CellList` blocks and the blocks of an `nn.SequentialCell` (past blocks that do not
@@ -563,7 +564,7 @@ class FallbackValueShapeQuery(GraphRule):
     for 'Dense.construct' is not supported"). The same function reached as a module
     attribute (`typing.cast(...)`, `copy.copy(...)`, `math.sqrt(...)`) gets its arguments
     computed in the graph first and compiles.
-    Not flagged: a call of `ops.ones_like`, `ops.zeros_like`, `ops.cumsum`, `ops.leaky_relu`,
+    Not flagged: a call of `ops.ones_like`, `ops.zeros_like`, `ops.leaky_relu`,
     `ops.threshold` or `ops.cast` (the measured rows of `ms_unused_results.json`) whose result
     nothing reads (an expression statement, a name never read or rebound first, read only
     in a branch MindSpore folds away): MindSpore infers a graph from its outputs and never
