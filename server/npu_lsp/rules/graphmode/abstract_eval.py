@@ -11,6 +11,7 @@ call sites pass. Anything else is `UNKNOWN`, which joins with everything without
 from __future__ import annotations
 
 import ast
+import math
 import re
 
 from npu_lsp.engine import Context
@@ -59,6 +60,13 @@ _MATH_FLOAT = frozenset(
      "degrees", "radians", "copysign", "erf", "erfc", "gamma", "lgamma", "dist", "fsum", "ldexp",
      "remainder", "cbrt"}
 )
+
+
+#: float constants of `math` and numpy: Python floats the graph holds as constants, as a
+#: literal (`x * math.pi` stays a tensor of `x`'s shape: difftest v6 seed 12001493, whose
+#: `math.cos(math.pi / 4)` hid the shape of `x` from the tests that read it)
+MODULE_FLOATS = frozenset({"math.pi", "math.e", "math.tau", "math.inf", "math.nan", "numpy.pi", "numpy.e", "numpy.inf", "numpy.nan"})
+_MODULE_FLOAT_ATTRS = frozenset(q.rsplit(".", 1)[1] for q in MODULE_FLOATS)
 
 
 #: numpy ufuncs whose result of a Python number MindSpore keeps as a graph float (measured:
@@ -371,6 +379,9 @@ class Values:
             # `type(self).__name__`, `fn.__name__`: the name of a class or function, a str
             # the graph knows while compiling (measured: its str methods follow the str table)
             return av.Str()
+        if e.attr in _MODULE_FLOAT_ATTRS and self.ctx.qualname(e) in MODULE_FLOATS:
+            # nan is not equal to itself: a constant of it would not join with itself
+            return av.constant(getattr(math, e.attr)) if e.attr not in ("nan", "inf") else av.Scalar("float")
         name = dtype_name(e) if e.attr not in ("shape", "dtype", "ndim", "T", "size") else None
         if name is not None and (self.ctx.qualname(e) or "").startswith(("mindspore.", "numpy.")):
             return av.DType(name)

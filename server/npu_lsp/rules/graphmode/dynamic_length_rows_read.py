@@ -48,8 +48,12 @@ class DynamicLengthRowsRead(GraphRule):
     scalar type input", `rows[1]` with "index 1 is out of bounds for dimension with size 1"
     and `zip` with "For 'zip', the dynamic length input is unsupported in graph mode".
     Under LAX `len` and a `for` over it fail with the same `seq_abs` error and `rows[-1]`
-    with "list index out of range" (STRICT compiles those three). Returning the
-    comprehension or indexing it at `[0]` compiles; `ops.stack` of it is MS152's.
+    with "list index out of range" (STRICT compiles those three). Returned by the network
+    (its root `construct`), alone or in a tuple, it fails at every level when its item calls
+    something or indexes (`[r.sum() for r in x]`, `[ops.relu(r) * 2 for r in x]`, `[r[0]
+    for r in x]`: "For 'StridedSlice', the 'strides[0]' cannot be negative number"; `tuple`
+    of such a generator: "The pointer[seq_abs] is null"); returning `[r * 2 for r in x]`
+    or indexing it at `[0]` compiles; `ops.stack` of it is MS152's.
     `ops.concat` / `ops.cat` / `mint.cat` (or a held `ops.Concat`) of it fails under LAX
     ("Tuple to TupleUnfold pattern should have TupleGetItem as user node") and compiles
     under STRICT, except over `enumerate(x)` or a tensor computed from the input, or
@@ -72,11 +76,12 @@ class DynamicLengthRowsRead(GraphRule):
     - RULES.md, section 3 (what a graph can unroll while compiling).
     - Measured on MindSpore 2.10 (CPU), LAX and STRICT: written/lax probes
       `genfresh34_dy_comp_*` and `fix35b_dy_comp_*`, `fix35b_dy_col_*` (a declared `[2, 3]`
-      compiles; so do `rows[0]` and the comprehension returned); concatenation:
+      compiles; so do `rows[0]` and a comprehension of arithmetic returned); returned
+      comprehensions: `genfresh39_si_ret_*`, `genfresh39_si_return_*`; concatenation:
       `fix35b_dy_comp_concat`, `fix36b_cc_*`.
     """
 
-    nodes = (ast.Call, ast.Subscript, ast.For)
+    nodes = (ast.Call, ast.Subscript, ast.For, ast.Return)
     calls = frozenset({"sum", "max", "min", "len", "zip", "concat", "cat"})
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
@@ -92,7 +97,41 @@ class DynamicLengthRowsRead(GraphRule):
             return [ctx.diagnostic(self, node.iter, _message("a `for` over it", "The pointer[seq_abs] is null", lax_only=True))]  # type: ignore[attr-defined]
         if t is ast.Subscript and type(node.ctx) is ast.Load:  # type: ignore[attr-defined]
             return self._indexed(node, lax, ctx)  # type: ignore[arg-type]
+        if t is ast.Return and node.value is not None:  # type: ignore[attr-defined]
+            return self._returned(node.value, ctx)  # type: ignore[attr-defined]
         return ()
+
+    def _returned(self, value: ast.expr, ctx: Context) -> Iterable[Diagnostic]:
+        """Such a list comprehension returned by the network's root `construct` (alone or in a
+        returned tuple; also `tuple(...)` of such a generator) whose item calls something or
+        indexes (`[r.sum() for r in x]`, `[ops.relu(r) * 2 for r in x]`, `[r[0] for r in x]`):
+        measured at both levels, written/lax probes `genfresh39_si_ret_*`,
+        `genfresh39_si_return_*` ("For 'StridedSlice', the 'strides[0]' cannot be negative
+        number and 'begin[0]' must be in [-0, 0)"; `tuple(...)`: "The pointer[seq_abs] is
+        null"); arithmetic alone on the row (`[r * 2 for r in x]`, `[r + 1 for r in x]`,
+        `[-r for r in x]`) compiles. Only the root's return is flagged: a sub-cell returning
+        it to the root that returns it fails too (probe `genfresh39_si_ret_comp_subcell`),
+        but what else a caller does with it is not measured."""
+        scope = ctx.scope
+        if scope is None or scope.kind != "construct" or scope.function is not ctx.function or getattr(scope, "call_sites", None):
+            return ()
+        out = []
+        for item in value.elts if type(value) is ast.Tuple else [value]:
+            copied = type(item) is ast.Call and type(item.func) is ast.Name and item.func.id in ("tuple", "list") and len(item.args) == 1
+            comp = _rows_of(item.args[0] if copied else item, ctx)  # type: ignore[attr-defined]
+            if comp is not None and (type(comp) is ast.ListComp or copied) and _reads_row(comp.elt):
+                out.append(
+                    ctx.diagnostic(
+                        self,
+                        item,
+                        _message(
+                            f"returning it from the network with items `{ctx.segment(comp.elt)}`",
+                            "The pointer[seq_abs] is null" if copied else "For 'StridedSlice', the 'strides[0]' cannot be negative number",
+                            lax_only=False,
+                        ),
+                    )
+                )
+        return out
 
     def _indexed(self, node: ast.Subscript, lax: bool, ctx: Context) -> Iterable[Diagnostic]:
         """`rows[1]` at every level ("index 1 is out of bounds for dimension with size 1"),
@@ -209,6 +248,13 @@ def _rows_of(e: ast.expr, ctx: Context) -> ast.ListComp | ast.GeneratorExp | Non
     """The comprehension `e` is (inline, or a name bound once to one) when it runs over the
     rows of a tensor of run-time length."""
     return dynamic_length_rows(e, ctx)
+
+
+def _reads_row(elt: ast.expr) -> bool:
+    """Does a comprehension's item call something or index (`r.sum()`, `ops.relu(r) * 2`,
+    `r[0]`)? Measured returned from the root (written/lax probes `genfresh39_si_ret_*`):
+    those fail, arithmetic alone on the row (`r * 2`, `r + 1`, `-r`) compiles."""
+    return any(type(n) is ast.Call or type(n) is ast.Subscript for n in ast.walk(elt))
 
 
 def _int_index(e: ast.expr) -> int | None:

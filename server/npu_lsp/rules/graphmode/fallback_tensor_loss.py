@@ -1,4 +1,4 @@
-"""MS203: (LAX) `ops.cross_entropy` / `ops.nll_loss` given a tensor built from a JIT Fallback value."""
+"""MS203: (LAX) `ops.cross_entropy` / `ops.nll_loss` / `ops.kl_div(..., "batchmean")` given a tensor built from a JIT Fallback value."""
 
 from __future__ import annotations
 
@@ -48,7 +48,14 @@ class FallbackTensorToLoss(GraphRule):
     Under the default LAX syntax level, flags `ops.cross_entropy(...)` and `ops.nll_loss(...)`
     in compiled code whose input or `weight` is `ms.Tensor(v)` (or a name bound once to one)
     of a value JIT Fallback computes at run time: numpy on `t.asnumpy()`
-    (`np.bincount(labels.asnumpy())`), `t.tolist()`, or anything built from them.
+    (`np.bincount(labels.asnumpy())`), `t.tolist()`, or anything built from them. Also
+    `ops.kl_div(logits, labels, "batchmean")` whose `logits` is computed from a JIT Fallback
+    value (`s / T` with `T = T0 * math.exp(-rate * self.step)`, `self.step` a Parameter, or
+    `T = float(x.asnumpy().std())`; also through an operator, `ops.log_softmax(s / T, -1)`):
+    it divides by `shape_(logits)[0]`, which the graph cannot read from such a value
+    ("'int' object is not subscriptable"); `"sum"`, `"none"` and the default `"mean"`
+    compile (written/heldout38d case `kd_temperature_anneal_math_exp_step`, probes
+    `fix39a_me_*`).
 
     ## Why is this bad?
     Under LAX, `ms.Tensor(v)` of a JIT Fallback value is made by Python at run time, and the
@@ -91,14 +98,18 @@ class FallbackTensorToLoss(GraphRule):
     """
 
     nodes = (ast.Call,)
-    calls = frozenset({"cross_entropy", "nll_loss"})
-    words = ("asnumpy", "tolist")
+    calls = frozenset({"cross_entropy", "nll_loss", "kl_div"})
+    words = ("asnumpy", "tolist", "kl_div")
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
         if ctx.function is None or not ctx.scope or ctx.scope.level != "lax":
             return
-        where = _LOSSES.get(ctx.qualname(node.func) or "")
+        q = ctx.qualname(node.func) or ""
+        if q in _BATCH_SIZE_READ:
+            yield from self._batch_size_read(node, q, ctx)
+            return
+        where = _LOSSES.get(q)
         if where is None:
             return
         for at, key in where:
@@ -127,3 +138,38 @@ class FallbackTensorToLoss(GraphRule):
                 f"`{ctx.segment(arg)}` is a tensor built by JIT Fallback from `{ctx.segment(built.args[0])}` at run time; its dtype is unknown while compiling, and `{name}` reads the dtype of its {key} (MindSpore: \"Failed to infer for primitive:DtypeToEnum\"): compute it with tensor operations or pass it in",
             )
             return
+
+    def _batch_size_read(self, node: ast.Call, q: str, ctx: Context) -> Iterable[Diagnostic]:
+        """`ops.kl_div(logits, labels, "batchmean")` divides by `shape_(logits)[0]`
+        (ops/function/nn_func.py); with `logits` a JIT Fallback value (`s / T`, `T` from
+        `math.exp(...)` of a Parameter or `float(x.asnumpy().std())`) the shape the graph
+        reads is no tuple (measured, written/heldout38d case `kd_temperature_anneal_math_exp_step`
+        and probes `fix38d_me_*`, `fix39a_me_*`: "'int' object is not subscriptable" at LAX;
+        `"sum"`, `"none"`, the default `"mean"`, such `labels` with plain logits, `(s /
+        T).shape[0]` in the network itself, `ops.flatten` / `ops.softmax` of it compile). Also
+        through an operator (`ops.log_softmax(s / T, -1)` as the logits)."""
+        assert ctx.function is not None
+        logits = _argument(node, 0, "logits")
+        reduction = _argument(node, 2, "reduction")
+        if logits is None or not (isinstance(reduction, ast.Constant) and reduction.value == _BATCH_SIZE_READ[q]):
+            return
+        made = logits
+        if isinstance(made, ast.Call) and (ctx.qualname(made.func) or "").startswith("mindspore.ops.") and made.args:
+            # `ops.log_softmax(s / T, -1)`: an operator given such a value hands on the shape the
+            # graph does not know (measured: the case, `kl_div(log_softmax(s / T), ...)`, fails)
+            made = made.args[0]
+        if not interpreted(made, ctx, ctx.function) or maybe_constant(made, ctx):
+            return
+        yield ctx.diagnostic(
+            self,
+            logits,
+            f"`{ctx.segment(logits)}` is computed from a JIT Fallback value under LAX (by Python, at run time), and "
+            f"`{q.removeprefix('mindspore.')}(..., \"batchmean\")` reads its batch size from its shape while compiling, "
+            "which the graph does not know (MindSpore: 'int' object is not subscriptable); compute it with tensor "
+            "operations (`ops.exp` instead of `math.exp`), or reduce with \"sum\" and divide by the batch size",
+        )
+
+
+#: loss functions that read `shape_(input)[0]` for one reduction: the reduction
+_BATCH_SIZE_READ = {"mindspore.ops.kl_div": "batchmean"}
+

@@ -37,6 +37,26 @@ def terminates(body: list[ast.stmt]) -> bool:
 _LEAVING = frozenset({ast.Return, ast.Raise, ast.Break, ast.Continue})
 
 
+def leaves_loop(node: ast.If) -> bool:
+    """Does the `if` hold a `break` or `continue` of the loop around it (on either side, also
+    under a nested `if`)? MindSpore then compiles the `if` as a loop exit, not as a join of
+    a list's two lengths, and measuring the list after the loop compiles under LAX (measured,
+    written/heldout38b probes `fix39a_brk_*`: `if t: lst.append(c); break` (or `continue`),
+    `else: break`, `if t: lst.append(c); if t2: break`, then `len(lst)` after the loop
+    compile; the same `if` beside a separate `if t2: break` fails with "The pointer[seq_abs]
+    is null")."""
+    todo: list[ast.AST] = [*node.body, *node.orelse]
+    while todo:
+        n = todo.pop()
+        t = type(n)
+        if t is ast.Break or t is ast.Continue:
+            return True
+        if t in (ast.For, ast.While, ast.AsyncFor, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            continue  # their own `break`s leave their own loop
+        todo.extend(c for c in ast.iter_child_nodes(n) if isinstance(c, (ast.stmt, ast.excepthandler)))
+    return False
+
+
 def own_statements(body: list[ast.stmt], ctx: Context) -> list[ast.stmt]:
     """`astutil.source_statements(body)` once per block and run: the one list of a
     function's statements (source order, nested function and class bodies left out) that

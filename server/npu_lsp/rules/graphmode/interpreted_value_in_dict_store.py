@@ -1,5 +1,5 @@
-"""MS186: (LAX) `max` / `min` run by JIT Fallback (or a dict comprehension), stored where the graph cannot take it: in a
-dict display stored into a dict item, or on `self` of a sub-cell."""
+"""MS186: (LAX) `max` / `min` run by JIT Fallback (or a dict comprehension, or a key), stored where the graph cannot take it: in a
+dict display stored into a dict item, on `self` of a sub-cell, or into a dict under an `if`."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Kind, analyzer, is_self_attr
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
+from npu_lsp.rules.graphmode.interpreted import interpreted
 
 #: methods that read a dict as a dict (a tuple has none of them)
 _DICT_READS = frozenset({"values", "items", "keys", "get"})
@@ -32,7 +33,12 @@ class InterpretedMinMaxStored(GraphRule):
     (`self.worst_score = min(self.worst_score, score)` in HF's `BeamHypotheses.add`). Also `self.d = {k: ... for k in ...}` (a dict
     comprehension, directly or through a local bound to one) read afterwards in the same
     function as a dict (`self.d["a"]`, `d[k]`, `.values()`, `.items()`, `.get`): LAX
-    builds the comprehension by JIT Fallback and the stored object becomes a tuple.
+    builds the comprehension by JIT Fallback and the stored object becomes a tuple. Also
+    `d[k] = v` under `if k not in d:` (or a tensor `if`), outside loops, with `k` a JIT
+    Fallback value (a number attribute the function increments, `self.step += 1`, or
+    `int(x.asnumpy().argmax())`) and `d` a local dict display or one on `self`, when `d` is
+    read after the `if` (`d[k]`, `d.get(...)`): the teacher-logits cache keyed by a step
+    counter.
 
     ## Why is this bad?
     Under LAX, `max` / `min` of a run-time scalar is run by JIT Fallback (PyExecute), and a
@@ -87,17 +93,21 @@ class InterpretedMinMaxStored(GraphRule):
       `r2_ema_shadow_dict_by_name` and probes `fe17a_sd_*` (read by key or `.values()`
       afterwards, also through the local it was built in: rejected under LAX; a dict
       display, a list or tuple, or no read back compile).
+    - A store under a key JIT Fallback made, in an `if`, read after it: the written heldout38d
+      case `kd_teacher_logits_cache_dict_step_counter` and probes `fix38d_ck_*`, `fix39a_ck_*`
+      ("'tuple' object does not support item assignment" at LAX; a constant key, a key the
+      function does not change, a test on the counter itself (`self.step >= 0`), the read only
+      inside the `if`, no read after it, compile).
     """
 
     nodes = (ast.Assign,)
 
     def wants_assign(self, target: type[ast.AST] | None, value: type[ast.AST]) -> bool:
-        return (target is ast.Subscript and value is ast.Dict) or (
-            target is ast.Attribute and value in (ast.Call, ast.DictComp, ast.Name)
-        )
+        # (any value stored into an item: `_fallback_key_under_if`'s `d[k] = v`)
+        return target is ast.Subscript or (target is ast.Attribute and value in (ast.Call, ast.DictComp, ast.Name))
 
     def wants_assigned_call(self, target: type[ast.AST] | None, callee: type[ast.AST]) -> bool:
-        return callee is ast.Name
+        return callee is ast.Name or target is ast.Subscript
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Assign)
@@ -111,7 +121,14 @@ class InterpretedMinMaxStored(GraphRule):
         if isinstance(target, ast.Attribute) and isinstance(value, (ast.DictComp, ast.Name)):
             yield from self._self_dict_comp(node, target, value, ctx)
             return
-        if not isinstance(target, ast.Subscript) or not isinstance(value, ast.Dict):
+        if not isinstance(target, ast.Subscript):
+            return
+        if type(ctx.parent(node)) is ast.If:
+            said = _fallback_key_under_if(node, target, ctx)
+            if said is not None:
+                yield ctx.diagnostic(self, said[0], said[1])
+                return
+        if not isinstance(value, ast.Dict):
             return
         for v in value.values:
             call = _interpreted(v, ctx)
@@ -230,3 +247,75 @@ def _interpreted(e: ast.expr, ctx: Context) -> ast.Call | None:
         ):
             return n
     return None
+
+
+def _fallback_key_under_if(node: ast.Assign, target: ast.Subscript, ctx: Context) -> tuple[ast.AST, str] | None:
+    """`if k not in d: d[k] = v` (or under a tensor `if`), `k` a JIT Fallback value (a number
+    attribute the function increments, `self.step += 1`; `int(x.asnumpy().argmax())`), then
+    `d` read after the `if` (`d[k]`, `d.get(...)`): LAX stores the item in Python, the dicts
+    of the two sides do not join, and compiling stops with "'tuple' object does not support
+    item assignment" (measured, written/heldout38d case
+    `kd_teacher_logits_cache_dict_step_counter` and probes `fix38d_ck_*`, `fix39a_ck_*`: a
+    local dict or one on `self`, the increment before or after, `not in` or a tensor
+    condition, read by key or `.get`; a constant key, a key the function does not change, a
+    test on the counter itself (`self.step >= 0`), the read only inside the `if`, no read,
+    compile)."""
+    fn = ctx.function
+    test_if = ctx.parent(node)
+    if fn is None or type(test_if) is not ast.If or not any(s is node for s in test_if.body):
+        return None
+    box = target.value
+    if not _dict_container(box, ctx):
+        return None
+    key = target.slice
+    if not interpreted(key, ctx, fn):
+        return None
+    if any(type(p) in (ast.For, ast.While, ast.AsyncFor) for p in ctx.ancestors(test_if, fn)):
+        return None  # in a loop: not measured (a `for` over host data is MS204's)
+    test = test_if.test
+    membership = (
+        type(test) is ast.Compare
+        and len(test.ops) == 1
+        and type(test.ops[0]) in (ast.In, ast.NotIn)
+        and _same_container(test.comparators[0], box)
+        and interpreted(test.left, ctx, fn)
+    )
+    if not membership and not (analyzer(ctx).kind(test) == Kind.TENSOR and not interpreted(test, ctx, fn)):
+        return None
+    end = test_if.end_lineno or test_if.lineno
+    for n in own_nodes(fn):
+        if getattr(n, "lineno", 0) <= end:
+            continue
+        held = None
+        if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load):
+            held = n.value
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _DICT_READS:
+            held = n.func.value
+        if held is not None and _same_container(held, box):
+            return n, (
+                f"`{ctx.segment(box)}` gets the item `{ctx.segment(key)}`, a JIT Fallback value under LAX, only when "
+                f"the condition on line {test_if.lineno} holds: the item is stored by Python and the two sides' dicts "
+                f"do not join, so reading `{ctx.segment(box)}` after the `if` fails to compile ('tuple' object does "
+                "not support item assignment); use a key known while compiling, or keep the cache outside construct"
+            )
+    return None
+
+
+def _dict_container(box: ast.expr, ctx: Context) -> bool:
+    """A local bound once to a dict display, or `self.<attr>` bound only to dict displays."""
+    a = analyzer(ctx)
+    if isinstance(box, ast.Name):
+        return isinstance(a.single_assignment(box.id, ctx.function), ast.Dict)
+    if not (isinstance(box, ast.Attribute) and isinstance(box.value, ast.Name) and box.value.id == "self"):
+        return False
+    cls = a.owner_class(ctx.function)
+    values = a._self_values(cls).get(box.attr, []) if cls is not None else []
+    return bool(values) and all(isinstance(v, ast.Dict) for v in values)
+
+
+def _same_container(e: ast.expr, box: ast.expr) -> bool:
+    if isinstance(box, ast.Name):
+        return isinstance(e, ast.Name) and e.id == box.id
+    assert isinstance(box, ast.Attribute)
+    return isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self" and e.attr == box.attr
+

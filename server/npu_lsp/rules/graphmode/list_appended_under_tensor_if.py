@@ -10,7 +10,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule, terminates
+from npu_lsp.rules.graphmode.helpers import GraphRule, leaves_loop, terminates
 from npu_lsp.rules.graphmode.tensor_filtered_comprehension import _runtime_scalars
 from npu_lsp.rules.graphmode.tensor_names import TENSOR_MAKERS
 
@@ -42,7 +42,9 @@ class ListAppendedUnderTensorIf(GraphRule):
     list may hold only scalars and tensors: appending `(i, j)` fails (`The prim 'ListAppend',
     the input_data must be list and target must be scalar or tensor`). A
     single `if` outside a loop, an `if`/`else` that appends on both sides, or an `if` whose
-    body ends in `continue` (`if n == 0: out.append(zero); continue`), compiles at both levels.
+    body ends in `continue` (`if n == 0: out.append(zero); continue`), compiles at both levels,
+    and so, under LAX, does an `if` holding a `break` or `continue` elsewhere (`else: break`,
+    `if t2: break` under it; written/heldout38b probes `fix39a_brk_*`).
     Under LAX an `if` reading an item of a local list of Python scalars computed from tensors
     (`areas = [int(m.sum()) for m in masks]`, `if areas[i] >= 2:`) is such a condition too.
 
@@ -137,6 +139,10 @@ class ListAppendedUnderTensorIf(GraphRule):
                     if name not in reported:
                         reported.add(name)
                         yield d
+                continue
+            if leaves_loop(sub):
+                # a `break` / `continue` elsewhere in the `if` (`else: break`, under a nested
+                # `if`) makes it a loop exit too: no join of the list's lengths (`leaves_loop`)
                 continue
             grown = _grown(sub.body) - _grown(sub.orelse)
             for name in sorted(grown - reported):

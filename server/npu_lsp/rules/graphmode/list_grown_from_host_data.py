@@ -385,12 +385,42 @@ def _under_condition(node: ast.AST, ctx: Context, name: str = "", method: str = 
         if isinstance(up, ast.If) and child is not up.test and _folded_to(up, child in up.body, func, ctx):
             child, up = up, ctx.parent(up)
             continue
+        if isinstance(up, ast.While) and child is not up.test and child not in up.orelse and _first_pass_runs(up, ctx):
+            child, up = up, ctx.parent(up)
+            continue
         if isinstance(up, (ast.If, ast.While)) and child is not up.test:
             return True
         if isinstance(up, ast.IfExp) and child is not up.test:
             return True
         child, up = up, ctx.parent(up)
     return False
+
+
+_FIRST_TEST = {ast.Lt: int.__lt__, ast.LtE: int.__le__, ast.Gt: int.__gt__, ast.GtE: int.__ge__, ast.NotEq: int.__ne__}
+
+
+def _first_pass_runs(loop: ast.While, ctx: Context) -> bool:
+    """Does the body of `loop` surely run once: `while True:`, or `while w < 2:` on a counter
+    the statement just before the loop's block sets to an int (`w = 0`)? Measured under LAX
+    (written/lax probes `genfresh39_hl_while_*`, difftest v6 seed 12001299): `vals.append(0.5)`
+    of a host list in such a loop fails as outside it."""
+    t = loop.test
+    if type(t) is ast.Constant:
+        return t.value is True
+    if not (type(t) is ast.Compare and len(t.ops) == 1 and type(t.ops[0]) in _FIRST_TEST):
+        return False
+    left, right = t.left, t.comparators[0]
+    if not (type(left) is ast.Name and type(right) is ast.Constant and type(right.value) is int):
+        return False
+    body = getattr(ctx.parent(loop), "body", None)
+    if not isinstance(body, list) or loop not in body:
+        return False
+    start: int | None = None
+    for st in body[: body.index(loop)]:
+        if any(type(n) is ast.Name and n.id == left.id and type(n.ctx) is ast.Store for n in ast.walk(st)):
+            value = st.value if type(st) is ast.Assign and len(st.targets) == 1 and type(st.targets[0]) is ast.Name else None
+            start = value.value if type(value) is ast.Constant and type(value.value) is int else None
+    return start is not None and bool(_FIRST_TEST[type(t.ops[0])](start, right.value))
 
 
 def _folded_to(test_of: ast.If, body: bool, func: ast.AST | None, ctx: Context) -> bool:

@@ -126,6 +126,15 @@ class ListGrownInTensorLoop(GraphRule):
       `genfresh37_mk_*` (rejected; after `.item()` it compiles), fresh v6 seeds 12001101,
       12001001; a `while t < x.shape[0]:` over such a value is compiled once, as for a tensor
       condition: written/lax probes `genfresh38_it_while_shape_stack*`.
+    - `ops.unstack(y, 0)` of a tensor computed from such an input (`y = x * 2`, a method's
+      or a sub-cell's result, `mint.split` / `mint.cat` under a tensor `if`, `axis=0`),
+      `ops.stack(ops.unstack(x, 0))` itself ("'...typing.Tuple' object is not
+      subscriptable"), `ops.stack(tuple(r for r in x))` / `list(...)`, in `construct` or a
+      closure: written/lax probes `genfresh39_us_*`, `genfresh39_su_*`,
+      `genfresh39_si_stack_*` (rejected at both levels; `ops.unstack(y, 1)` of `[None, 3]`,
+      a tensor accumulated over the rows, and a size a Parameter's shape fixes by
+      broadcasting, `x + self.prev * 0` with a `(2, 3)` Parameter, compile: difftest v6
+      seed 12000530); difftest v6 seeds 12001518, 12001215, 12001197.
     - Direct iteration of a dynamic-shape tensor: the written set `domains`
       (`gnn_readout_python_split`) and its `iterate_*` probes (an input tensor iterated, and
       a `masked_select` result accumulated without a list, compile).
@@ -142,6 +151,8 @@ class ListGrownInTensorLoop(GraphRule):
         if not node.args or ctx.function is None:
             return ()
         a0 = node.args[0]
+        if type(a0) is ast.Call and type(a0.func) is ast.Attribute and a0.func.attr == "unstack":
+            return self._unstacked_stacked(node, a0, ctx)
         if not (type(a0) is ast.Name or type(a0) is ast.ListComp or type(a0) is ast.BinOp) and not _sequence_copy(a0) and not _helper_call(a0):
             return ()
         if not file_mentions(ctx, "while") and not file_mentions(ctx, "range") and not file_mentions(ctx, "for "):
@@ -160,6 +171,21 @@ class ListGrownInTensorLoop(GraphRule):
         if not _needs_elements(node.func, ctx):
             return ()
         return self._check(node, node.args[0], ctx)
+
+    def _unstacked_stacked(self, node: ast.Call, arg: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
+        """`ops.stack(ops.unstack(x, 0))` of a tensor whose first dimension `set_inputs` leaves
+        unknown (`_unstacked_declared_dynamic`): measured at both levels, written/lax probes
+        `genfresh39_su_*`, difftest v6 seed 12001197 ("'...typing.Tuple' object is not
+        subscriptable")."""
+        if not _stacks(node.func, ctx) or not _unstacked_declared_dynamic(arg, ctx):
+            return ()
+        return [
+            ctx.diagnostic(
+                self,
+                node,
+                f"`{ctx.segment(arg)}` splits a tensor whose first dimension is known only at run time (`set_inputs` declares it `None`): MindSpore makes the parts a tuple of dynamic length, which cannot be stacked (\"'...typing.Tuple' object is not subscriptable\"); use the tensor itself",
+            )
+        ]
 
     def _folded(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
         """`max(lst)` / `min(lst)` / `sum(lst)` of a list that starts empty and is grown only
@@ -306,7 +332,11 @@ class ListGrownInTensorLoop(GraphRule):
                 f"the list comprehension on line {rows.lineno} runs over `{ctx.segment(rows.generators[0].iter)}`, the size of a tensor known only at run time (`set_inputs` declares a dimension `None`): MindSpore makes the list a sequence of dynamic length, which cannot be stacked (\"'TensorType' object is not subscriptable\"); stack or slice the tensor itself",
             )
             return
-        rows = dynamic_length_rows(arg, ctx) if stacks else None
+        # `tuple(r for r in x)` / `list(...)` of such rows: a copy of the same sequence of
+        # dynamic length ("'...typing.Tuple' object is not subscriptable"; written/lax probes
+        # `genfresh39_si_stack_*`, difftest v6 seed 12001215)
+        copied = arg.args[0] if _sequence_copy(arg) else arg  # type: ignore[attr-defined]
+        rows = dynamic_length_rows(copied if type(copied) in (ast.ListComp, ast.GeneratorExp) else arg, ctx) if stacks else None
         if rows is not None:
             yield ctx.diagnostic(
                 self,
@@ -944,7 +974,12 @@ def _unstacked_declared_dynamic(it: ast.expr, ctx: Context) -> bool:
         return False
     # the first dimension's size read, as `declared_dynamic_read` reads it
     read = ast.Subscript(value=ast.Attribute(value=it.args[0], attr="shape", ctx=ast.Load()), slice=ast.Constant(0), ctx=ast.Load())
-    return declared_dynamic_read(read, ctx)
+    if declared_dynamic_read(read, ctx):
+        return True
+    # a tensor computed from such an input that keeps the unknown first dimension (`y = x *
+    # 2`, `x = self.stage0(x)` through a method or a sub-cell, `mint.split` / `mint.cat` under
+    # a tensor `if`): measured, written/lax probes `genfresh39_us_*`, difftest v6 seed 12001518
+    return ctx.function is not None and ctx.mentions("set_inputs") and declared_dynamic_size(it.args[0], 0, ctx.function, ctx)
 
 
 def _dynamic_len_params(ctx: Context) -> frozenset[str]:

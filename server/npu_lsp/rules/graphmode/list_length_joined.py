@@ -13,6 +13,7 @@ from npu_lsp.rules.graphmode.helpers import (
     FUNCS,
     GraphRule,
     inside_while,
+    leaves_loop,
     module_function,
     own_nodes,
 )
@@ -46,8 +47,10 @@ class ListLengthJoined(GraphRule):
     pointer[seq_abs] is null`, "Framework Unexpected Exception Raised"). STRICT compiles the
     same code. Indexing the joined list (`y[0]`), testing `v in y`, comparing it, printing it
     or returning it compile at both levels, as do lists of the same length on both sides,
-    lists of tensors, tuples, and conditions known while compiling (shapes, flags). A
-    comprehension over a run-time `range` has a length known only at run time too: `len`,
+    lists of tensors, tuples, and conditions known while compiling (shapes, flags). So does
+    an `if` in a loop that holds a `break` or `continue` (`if t: out.append("<EOS>"); break`,
+    `else: break`, under a nested `if`): MindSpore makes it a loop exit, not a join; a
+    separate `if t2: break` in the loop does not help. A comprehension over a run-time `range` has a length known only at run time too: `len`,
     `sum` and a `for` over it fail the same way under LAX, while indexing or returning it,
     and comprehensions over an input's shape or a `range` of a Python int, compile.
 
@@ -74,7 +77,9 @@ class ListLengthJoined(GraphRule):
       unrolled `for`, a lone `append`) measured by `len`, `sum` and `for`, beside accepted
       neighbours (index, `in`, `==`, `max`, `print`, returned, equal lengths, tuples, lists of
       tensors, a shape condition); helpers measuring the list and comprehensions over a
-      run-time `range`: the written set `famb` (probes `hj_*`, `lc_*`).
+      run-time `range`: the written set `famb` (probes `hj_*`, `lc_*`); an `if` holding a
+      `break` or `continue`: written/heldout38b probes `fix39a_brk_*` (LAX compiles `len` of
+      the list after the loop; with the `break` in a separate `if` it fails).
     """
 
     nodes = (ast.If, ast.Assign)
@@ -316,6 +321,8 @@ def _if_join(
 ) -> tuple[str, tuple[int, int], ast.stmt] | None:
     if inside_while(node, ctx) or not _run_time_condition(node.test, ctx, a):
         return None  # a value joined across a while's iterations is MS119's
+    if leaves_loop(node):
+        return None
     names = sorted(
         {
             n.id

@@ -15,6 +15,7 @@ from npu_lsp.rules.graphmode.attribute_stores import self_stores
 from npu_lsp.rules.graphmode.control import block_of
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, body_statements, own_nodes, terminates
+from npu_lsp.rules.graphmode.interpreted import interpreted
 from npu_lsp.rules.graphmode.list_grown_in_tensor_loop import _may_comprehend
 from npu_lsp.rules.graphmode.values import UNKNOWN, in_dead_branch, instances, test_for_call
 
@@ -848,6 +849,14 @@ def _missing_branch_key(node: ast.Subscript, ctx: Context) -> str | None:
         return None
     if value.keys:
         return _skipped_by_returning_arm(node, fn, holder, stores, value, ctx)
+    if self_attr(node.slice) is not None and interpreted(node.slice, ctx, fn):
+        # a number attribute the function stores (`self.step += 1`), which LAX reads as a
+        # Python object, is looked up by Python at run time, not in the empty dict while
+        # compiling (measured, written/heldout38d probe `fix39a_ck_in_else_store`: `if
+        # self.step in self.cache: t = self.cache[self.step]` / `else:` store, compiles at
+        # LAX). Not any JIT Fallback key: `key = hash(tuple(ids.asnumpy().tolist()))` still
+        # fails (written/heldout16b case `cache_prefix_hash_lookup`)
+        return None
     split: ast.If | None = None
     child: ast.AST = node
     parent = ctx.parent(node)

@@ -18,6 +18,7 @@ from npu_lsp.rules.graphmode.runtime_index_into_constants import (
     constant_table_display,
 )
 from npu_lsp.rules.graphmode.runtime_scalar_randint import _runtime_scalar
+from npu_lsp.rules.graphmode.tensor_dict_key import _folded_away, _folded_membership
 
 
 @rule(code="MS210", name="string-tuple-runtime-pick", severity="error", family="graphmode")
@@ -114,6 +115,8 @@ class StringTupleRuntimePick(GraphRule):
         if strict and (kind, what) != ("list", "strings"):
             return
         if kind == "tuple":
+            if _only_folded_tests(node, ctx):
+                return
             yield ctx.diagnostic(
                 self,
                 node,
@@ -195,3 +198,26 @@ def _needing(e: ast.expr, ctx: Context) -> ast.AST | None:
     if t is ast.Compare and all(type(op) in (ast.Eq, ast.NotEq) for op in p.ops):  # type: ignore[union-attr]
         return p
     return None
+
+
+def _only_folded_tests(pick: ast.Subscript, ctx: Context) -> bool:
+    """Is the picked value (or a name bound once to it) read only as the key of dict
+    membership tests MindSpore folds while compiling (`k in self.by_name`, MS121's
+    `_folded_membership`), or in code such a test folds away? The pick is then dead and never
+    compiled (measured, written/heldout38c probe `fix39a_in_dict_name_pick`: `k =
+    self.names[int(x[0]) - 1]` then `if k in self.by_name:` compiles at LAX)."""
+    def folded_key(e: ast.expr) -> bool:
+        p = ctx.parent(e)
+        return type(p) is ast.Compare and p.left is e and _folded_membership(p, ctx) is not None
+
+    if folded_key(pick):
+        return True
+    parent = ctx.parent(pick)
+    if type(parent) is not ast.Assign or len(parent.targets) != 1 or type(parent.targets[0]) is not ast.Name:
+        return False
+    name = parent.targets[0].id
+    if ctx.function is None or analyzer(ctx).single_assignment(name, ctx.function) is not pick:
+        return False
+    reads = [n for n in own_nodes(ctx.function) if type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load]
+    return bool(reads) and all(folded_key(n) or _folded_away(n, ctx) for n in reads)
+
