@@ -128,7 +128,7 @@ class DifferentiatedFunctionCalledAgain(GraphRule):
             wrapped = info.wraps.get(f.id)
             if not wrapped or f.id in bound_names(func, ctx):
                 return ()
-            builder = _module_builder(f.id, ctx)
+            builder = module_builder(f.id, ctx)
             if builder is None or not (_with_weights(builder) or reads_parameters(("", wrapped[0]), func, ctx)):
                 return ()
             return self._again(node, ("", wrapped[0]), node, func, ctx)
@@ -327,7 +327,7 @@ def _with_weights(builder: ast.Call) -> bool:
     return weights is not None and not (isinstance(weights, ast.Constant) and weights.value is None)
 
 
-def _module_builder(name: str, ctx: Context) -> ast.Call | None:
+def module_builder(name: str, ctx: Context) -> ast.Call | None:
     """The builder call of a module-level `name = ms.value_and_grad(...)` (the first one),
     from one table of the module's `name = call(...)` statements per file."""
     table: dict[str, ast.Call] | None = ctx.cache.get(_BUILDERS_KEY)
