@@ -9,7 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.dynamic_shape import dynamic_shape
-from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.helpers import GraphRule, device_choices
 from npu_lsp.rules.graphmode.list_grown_in_tensor_loop import iterated_declared_dynamic
 
 #: the spellings of MindSpore 2.10's `dropout_ext` (`mint.nn.functional.dropout` is it)
@@ -96,16 +96,7 @@ def _runs_on_cpu(ctx: Context) -> bool:
     if hit is None:
         hit = False
         if ctx.mentions("CPU"):
-            for n in ast.walk(ctx.tree):
-                if not isinstance(n, ast.Call):
-                    continue
-                q = ctx.qualname(n.func) or ""
-                if q == "mindspore.set_context":
-                    given = next((k.value for k in n.keywords if k.arg == "device_target"), None)
-                elif q == "mindspore.set_device" and n.args:
-                    given = n.args[0]
-                else:
-                    continue
+            for given in device_choices(ctx.tree, ctx):
                 if isinstance(given, ast.Constant) and given.value == "CPU":
                     hit = True
                 elif given is not None:

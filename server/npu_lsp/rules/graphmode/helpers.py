@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, ClassVar
 
 from npu_lsp.astutil import source_statements, statements, statements_of
@@ -387,3 +388,17 @@ def top_cell_construct(func: ast.AST, ctx: Context) -> bool:
     if scope is None or scope.kind != "construct" or type(owner) is not ast.ClassDef or ctx.parent(owner) is not ctx.tree:
         return False
     return called_only_at_top(owner, ctx)
+
+
+def device_choices(tree: ast.Module, ctx: Context) -> Iterator[ast.expr | None]:
+    """The device each `ms.set_context(...)` / `ms.set_device(...)` call of the file gives:
+    `device_target=`'s value, `set_device`'s first argument, None for a `set_context`
+    without a device (in the order `ast.walk` meets them)."""
+    for n in ast.walk(tree):
+        if not isinstance(n, ast.Call):
+            continue
+        q = ctx.qualname(n.func) or ""
+        if q == "mindspore.set_context":
+            yield next((k.value for k in n.keywords if k.arg == "device_target"), None)
+        elif q == "mindspore.set_device" and n.args:
+            yield n.args[0]

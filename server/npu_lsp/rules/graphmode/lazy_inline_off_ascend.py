@@ -9,6 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.modes import default_mode
 from npu_lsp.registry import Rule, rule
+from npu_lsp.rules.graphmode.helpers import device_choices
 
 #: where MindSpore 2.10 exports the decorator (`ms.lazy_inline`, `mindspore.graph.lazy_inline`)
 _LAZY_INLINE = frozenset(
@@ -197,16 +198,7 @@ def _targets_ascend_or_unknown(tree: ast.Module, ctx: Context) -> bool:
     blocks): the script importing it picks the device, on Ascend clusters Ascend, so it is not
     judged here."""
     sets_context = _runs_itself(tree)
-    for n in ast.walk(tree):
-        if not isinstance(n, ast.Call):
-            continue
-        q = ctx.qualname(n.func) or ""
-        if q == "mindspore.set_context":
-            given = next((k.value for k in n.keywords if k.arg == "device_target"), None)
-        elif q == "mindspore.set_device" and n.args:
-            given = n.args[0]
-        else:
-            continue
+    for given in device_choices(tree, ctx):
         sets_context = True
         if given is None:
             continue
