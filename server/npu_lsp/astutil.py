@@ -177,6 +177,17 @@ _NON_WORD: dict[int, int] = {
 }
 
 
+def node_key(node: object) -> object:
+    """A hashable form of an AST that two equal trees share (what comparing `ast.dump`s
+    decides, load and store contexts aside), without the reference cycle `ast.dump`'s
+    nested formatter leaves behind on every call."""
+    if isinstance(node, ast.AST):
+        return (type(node).__name__, *(node_key(getattr(node, f, None)) for f in node._fields if f != "ctx"))
+    if isinstance(node, list):
+        return tuple(node_key(x) for x in node)
+    return node
+
+
 def self_attr(e: ast.AST) -> str | None:
     """`self.x` -> "x"; None for anything else."""
     if type(e) is ast.Attribute and type(e.value) is ast.Name and e.value.id == "self":

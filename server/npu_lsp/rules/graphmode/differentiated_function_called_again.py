@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from npu_lsp.astutil import node_key
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -242,10 +243,10 @@ def _applied_more_than_once(applied: ast.Call, func: ast.AST, ctx: Context) -> b
     cycle comes with a single gradient only; two gradients written out, a `for` over
     `range(2)` or a 2-tuple, or a `while` counting to 2 compile, while `range(1)` (also
     `range(self.steps)` with `self.steps = 1`) is rejected as without a loop."""
-    callee = ast.dump(applied.func)
+    callee = node_key(applied.func)
     total = 0
     for c in own_nodes(func):
-        if not isinstance(c, ast.Call) or (c is not applied and ast.dump(c.func) != callee):
+        if not isinstance(c, ast.Call) or (c is not applied and node_key(c.func) != callee):
             continue
         times = _iterations(c, func, ctx)
         if times is None:
@@ -345,9 +346,9 @@ def module_builder(name: str, ctx: Context) -> ast.Call | None:
 _BUILDERS_KEY = "MS188-module-builders"
 
 
-def _arguments(call: ast.Call) -> tuple[str, ...]:
-    """The call's arguments as text-independent dumps, to compare two calls."""
-    return (*(ast.dump(a) for a in call.args), *(f"{k.arg}={ast.dump(k.value)}" for k in call.keywords))
+def _arguments(call: ast.Call) -> tuple[object, ...]:
+    """The call's arguments in a text-independent form, to compare two calls."""
+    return (*(node_key(a) for a in call.args), *((k.arg, node_key(k.value)) for k in call.keywords))
 
 
 def _stores_from(func: ast.AST, line: int, ctx: Context) -> dict[str, list[int]]:

@@ -73,6 +73,7 @@ class RuntimeKeyInDict(GraphRule):
     No automatic fix.
 
     ## References
+    - RULES.md has no row for it (the program compiles; graph and PyNative results differ).
     - Measured on MindSpore 2.10 CPU by printing each program's result under PyNative, LAX
       and STRICT: written/heldout38c probes `fix39a_in_*` (graph False where PyNative prints
       True for `int(t)`, `.item()`, `float(t)`, `int(t) + 3`, `NAMES[int(t) - 1]`, a tuple
