@@ -89,13 +89,12 @@ def sync(store: Store, write: bool, verdicts: Verdicts) -> tuple[int, int]:
     """(entries left to look at, verdicts compared) for one store."""
     labels = _load(store.labels)
     known = _load(store.known)
-    left = compared = 0
+    left = 0
     stale: list[tuple[str, str]] = []
     counted = [(name, level) for name, label in sorted(labels.items()) for level in LEVELS if _counted(label, level)]
     found = verdicts([(store.cases / name, level, store.workspace) for name, level in counted])
     for (name, level), got in zip(counted, found, strict=True):
         label = labels[name]
-        compared += 1
         agrees = got == label[level]
         listed = level in known.get(name, {})
         if listed and agrees:
@@ -111,7 +110,7 @@ def sync(store: Store, write: bool, verdicts: Verdicts) -> tuple[int, int]:
             if not known[name]:
                 del known[name]
         store.known.write_text(json.dumps(known, indent=1, ensure_ascii=False) + "\n")
-    return left + (0 if write else len(stale)), compared
+    return left + (0 if write else len(stale)), len(counted)
 
 
 def main() -> int:
