@@ -1485,6 +1485,11 @@ class _Opaque:
             if self.none_joins and none_joined(e, func, self.ctx):
                 return True
             st = self._last_assignment(e, func)
+            entry = self._tensor_while_entry(e, st, func)
+            if entry is not None:
+                # the loop's join: what the name held when the loop was entered decides
+                # (a fresh node: not memoised by id)
+                return self._value(entry, func, env, depth)
             if self._item_stored(e, st, func, env, depth):
                 return True
             if self._loop_carried(e, func, env, depth):
@@ -2006,6 +2011,37 @@ class _Opaque:
                     if value is not None and self.value(value, func, env, depth):
                         return True
         return False
+
+    def _tensor_while_entry(self, name: ast.Name, st: ast.stmt | None, func: ast.AST) -> ast.Name | None:
+        """`name` as seen on entering the outermost `while` with a tensor test that holds its
+        last binding `st` but not the read, when the name is bound before that loop too. LAX
+        joins the loop's exit value with the entry's: a graph tensor rebound in the body to a
+        JIT Fallback result (`s = x.max().asnumpy(); x = x + float(s)`) is a graph tensor
+        after the loop, and `ops.ones_like(x)`, `nn.Dense` of it compile (measured, written/lax
+        probes `genfresh40_fb_while_*`; the same without the loop, under a tensor `if` or in a
+        `for`, even inside a counter `while k < 2:` that MindSpore unrolls, fail; fresh v6
+        seed 12001723). None otherwise."""
+        if st is None:
+            return None
+        where = (name.lineno, name.col_offset)
+        a = analyzer(self.ctx)
+        found: ast.While | None = None
+        node = self.ctx.statement_parent(st)
+        while node is not None and node is not func:
+            if (
+                type(node) is ast.While
+                and not (node.lineno, node.col_offset) <= where <= (node.end_lineno or 0, node.end_col_offset or 0)
+                and a.kind(node.test, func).dynamic
+            ):
+                found = node
+            node = self.ctx.statement_parent(node)
+        if found is None:
+            return None
+        entry = ast.Name(id=name.id, ctx=ast.Load(), lineno=found.lineno, col_offset=found.col_offset)
+        params = {p.arg for p in func.args.args + func.args.kwonlyargs} if isinstance(func, ast.FunctionDef) else set()
+        if self._last_assignment(entry, func) is None and name.id not in params:
+            return None  # bound in the loop only: no entry value to join with
+        return entry
 
     def _last_assignment(self, name: ast.Name, func: ast.AST) -> ast.stmt | None:
         """The statement that last assigned `name` before it is read (source order) in `func`
