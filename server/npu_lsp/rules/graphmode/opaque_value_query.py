@@ -8,7 +8,7 @@ import json
 from collections.abc import Iterable
 from importlib import resources
 
-from npu_lsp.astutil import range_count
+from npu_lsp.astutil import node_key, range_count
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.modes import sets_graph_mode
@@ -882,7 +882,7 @@ def _given_to_init(cls: ast.ClassDef, attr: str, ctx: Context) -> ast.Call | Non
             given = analyzer(ctx).single_assignment(given.id, ctx.enclosing_function(call, lambdas=False))
         if not isinstance(given, ast.Call):
             return None
-        if made is not None and ast.dump(given) != ast.dump(made):
+        if made is not None and node_key(given) != node_key(made):
             return None
         made = made or given
     return made
