@@ -72,7 +72,7 @@ from npu_lsp.rules.graphmode.typed_scalar_tensor import (
     number_read,
     typed_scalar_tensor,
 )
-from npu_lsp.rules.graphmode.values import _callees, in_dead_branch, returns_reached
+from npu_lsp.rules.graphmode.values import callees_by_call, in_dead_branch, returns_reached
 from npu_lsp.scope import GraphScope
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -2068,7 +2068,7 @@ class _Opaque:
     # ------------------------------------------------------------------ what a call reaches
     def _callee(self, call: ast.Call, func: ast.AST) -> ast.FunctionDef | str | None:
         """The user function/construct a call compiles, or the MindSpore cell class it calls."""
-        for fn in _callees(self.ctx).get(id(call), ()):
+        for fn in callees_by_call(self.ctx).get(id(call), ()):
             if isinstance(fn, ast.FunctionDef):
                 return fn
         f = call.func
