@@ -849,7 +849,7 @@ class FallbackValueShapeQuery(GraphRule):
                     f"`{ctx.segment(node.func)}` is given `{ctx.segment(given)}`, a JIT Fallback value, and keyword arguments: under LAX MindSpore runs this overloaded `mint` function on the Python object and cannot pass it the keywords (\"Illegal type in the graph: AbstractKeywordArg\"); pass them by position, or give it a graph tensor",
                 )
                 return
-        why = _Opaque(ctx, tensor_index=True).sink(node, func, frozenset(), 0)
+        why = _Opaque(ctx, tensor_index=True, while_joins=True).sink(node, func, frozenset(), 0)
         if not why:
             why = _Opaque(ctx, tensor_index=True, typed_index=True).typed_index_sink(node, func)
         if why:
@@ -1415,8 +1415,17 @@ class _Opaque:
         typed_index: bool = False,
         in_place: bool = False,
         keyword_namedtuples: bool = True,
+        while_joins: bool = False,
     ) -> None:
         self.ctx = ctx
+        #: is a name read after a tensor-conditioned `while` that rebinds it what it held on
+        #: entering the loop (`_tensor_while_entry`)? Only for the input-query sinks: LAX
+        #: gives them the loop's joined tensor (`ops.ones_like`, `nn.Dense` of it compile), but
+        #: the value still joins with anything (`x.sum() > 0 and x.shape[0] == 2` after a
+        #: `while` rebinding `x = ms.Tensor.from_numpy(x.asnumpy())` compiles: fresh v6 seed
+        #: 12000287) and an overloaded `mint` function given it by keyword still fails (seed
+        #: 12000423)
+        self.while_joins = while_joins
         #: does an instance of a module's namedtuple class built from keyword arguments only
         #: (`Out(value=x)`) count? Not for an overloaded `mint` function given keywords: LAX
         #: passes them to it (measured, written/lax probes `genfresh37_nt_*`: `mint.max(x,
@@ -1449,7 +1458,8 @@ class _Opaque:
             + (".loops" if graph_calls else "")
             + (".typed" if typed_index else "")
             + (".inplace" if in_place else "")
-            + ("" if keyword_namedtuples else ".nokw"),
+            + ("" if keyword_namedtuples else ".nokw")
+            + (".whilejoins" if while_joins else ""),
             {},
         )
 
@@ -1485,6 +1495,11 @@ class _Opaque:
             if self.none_joins and none_joined(e, func, self.ctx):
                 return True
             st = self._last_assignment(e, func)
+            entry = self._tensor_while_entry(e, st, func) if self.while_joins else None
+            if entry is not None:
+                # the loop's join: what the name held when the loop was entered decides
+                # (a fresh node: not memoised by id)
+                return self._value(entry, func, env, depth)
             if self._item_stored(e, st, func, env, depth):
                 return True
             if self._loop_carried(e, func, env, depth):
@@ -1929,7 +1944,9 @@ class _Opaque:
             if st is not None and isinstance(_bound_value(st, f.value.id), ast.List):
                 return True
         if type(f) is ast.Name and f.id == "len" and self.ctx.qualname(f) == "builtins.len":
-            plain = _Opaque(self.ctx, self.none_joins, self.tensor_index, self.graph_calls, self.typed_index)
+            plain = _Opaque(
+                self.ctx, self.none_joins, self.tensor_index, self.graph_calls, self.typed_index, while_joins=self.while_joins
+            )
             return plain.value(e, func, env, depth)
         return None
 
@@ -2006,6 +2023,52 @@ class _Opaque:
                     if value is not None and self.value(value, func, env, depth):
                         return True
         return False
+
+    def _tensor_while_entry(self, name: ast.Name, st: ast.stmt | None, func: ast.AST) -> ast.Name | None:
+        """`name` as seen on entering the outermost `while` with a tensor test that holds its
+        last binding `st` but not the read, when the name is bound before that loop too. LAX
+        joins the loop's exit value with the entry's: a graph tensor rebound in the body to a
+        JIT Fallback result (`s = x.max().asnumpy(); x = x + float(s)`) is a graph tensor
+        after the loop, and `ops.ones_like(x)`, `nn.Dense` of it compile (measured, written/lax
+        probes `genfresh40_fb_while_*`; the same without the loop, under a tensor `if` or in a
+        `for`, even inside a counter `while k < 2:` that MindSpore unrolls, fail; fresh v6
+        seed 12001723). None otherwise."""
+        if st is None:
+            return None
+        where = (name.lineno, name.col_offset)
+        a = analyzer(self.ctx)
+        found: ast.While | None = None
+        node = self.ctx.statement_parent(st)
+        while node is not None and node is not func:
+            if (
+                type(node) is ast.While
+                and not (node.lineno, node.col_offset) <= where <= (node.end_lineno or 0, node.end_col_offset or 0)
+                and a.kind(node.test, func).dynamic
+            ):
+                found = node
+            node = self.ctx.statement_parent(node)
+        if found is None or not self._rebound_by_arithmetic(name.id, found):
+            return None
+        entry = ast.Name(id=name.id, ctx=ast.Load(), lineno=found.lineno, col_offset=found.col_offset)
+        params = {p.arg for p in func.args.args + func.args.kwonlyargs} if isinstance(func, ast.FunctionDef) else set()
+        if self._last_assignment(entry, func) is None and name.id not in params:
+            return None  # bound in the loop only: no entry value to join with
+        return entry
+
+    @staticmethod
+    def _rebound_by_arithmetic(name: str, loop: ast.While) -> bool:
+        """Is every binding of `name` in `loop` arithmetic (`x = x + float(s)`, `x *= 0.5`)?
+        A tensor the body rebinds to a Python object's field (`x = o.value` of a namedtuple
+        a helper builds) is no tensor after the loop: `x * 0.5` of it fails ("can't multiply
+        sequence by non-int of type 'float'", fresh v6 seed 12001542)."""
+        for n in ast.walk(loop):
+            if type(n) is ast.AugAssign and type(n.target) is ast.Name and n.target.id == name:
+                continue
+            if type(n) is not ast.Assign or not any(t.id == name for tg in n.targets for t in _target_names(tg)):
+                continue
+            if len(n.targets) != 1 or type(n.targets[0]) is not ast.Name or not isinstance(n.value, ast.BinOp):
+                return False
+        return True
 
     def _last_assignment(self, name: ast.Name, func: ast.AST) -> ast.stmt | None:
         """The statement that last assigned `name` before it is read (source order) in `func`
@@ -2693,7 +2756,7 @@ class _Opaque:
     def _numbers(self) -> _Opaque:
         """This model for a number read from a value (`graph_calls`: a call of a function
         holding a loop MindSpore cannot unroll gives a graph value)."""
-        return _Opaque(self.ctx, self.none_joins, self.tensor_index, graph_calls=True)
+        return _Opaque(self.ctx, self.none_joins, self.tensor_index, graph_calls=True, while_joins=self.while_joins)
 
     def _runtime(self, e: ast.expr, func: ast.AST, env: frozenset[str]) -> bool:
         """Is `e` known only at run time (a parameter holding a fallback value, or a value the
