@@ -15,13 +15,17 @@ from npu_lsp.modes import sets_graph_mode
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.attribute_stores import (
+    ACROSS_JOIN,
     branch_stored,
     branch_stores,
     given_tensors,
+    joined_attr,
     nested_self_lines,
     numpy_attr,
+    reaching_store,
     restored_tensor_attrs,
     self_stores,
+    stores_across_join,
     stores_tensor_attrs,
 )
 from npu_lsp.rules.graphmode.dynamic_shape import reaching_assignment
@@ -1365,6 +1369,7 @@ def _has_fallback(ctx: Context) -> bool:
         ) or any(has_none_join(s.function, ctx) for s in lax)
         hit = hit or (nested_self_lines(ctx) and any(branch_stores(s.function) for s in lax))
         hit = hit or bool(namedtuple_classes(ctx)) or stores_numbers(ctx) or stores_tensor_attrs(ctx, lax)
+        hit = hit or stores_across_join(ctx, lax)
         hit = hit or reads_tables(ctx) or stores_held_numbers(ctx) or stores_on_objects(ctx, lax)
         hit = hit or ((ctx.mentions("str(") or ctx.mentions("repr(") or ctx.mentions(".format(")) and any(
             text_of_value(n, ctx, s.function) for s in lax for n in calls_in(s.function)  # type: ignore[arg-type]
@@ -1837,37 +1842,53 @@ class _Opaque:
         )
 
     def _tensor_attr_stored(self, e: ast.Attribute, func: ast.AST, env: frozenset[str], depth: int) -> bool | None:
-        """`self.m`, a plain Tensor `__init__` builds, read in a function that stores it: LAX
-        runs the store as a JIT Fallback `setattr`, and a read before it (also in the store's
-        own value) gets the attribute as a Python object; after the store the read is the
-        value stored (measured, written/zoo probes `ld23_ta_*`: `self.m = 0.9 * self.m +
-        0.1 * x.mean(0)`, or `m = 0.9 * self.m + ...; self.m = m`, then `nn.Dense` of `x -
-        self.m` / `x - m` fails, "'int' object has no attribute '__len__'"; `self.m =
-        x.mean(0)` then the same read compiles; written/heldout23b `r2_tensor_attr_running_update`,
-        heldout23a `r2_rnn_hidden_zero_tensor_in_init_reassigned`). None when not such a read."""
-        if not (isinstance(e.value, ast.Name) and e.value.id == "self") or e.attr not in restored_tensor_attrs(self.ctx):
+        """`self.m` read in a function that stores it: LAX runs the store as a JIT Fallback
+        `setattr`. A read that a store reaches in its block (`reaching_store`) is the value
+        stored; a read across a join (in a loop's body, after an `if` or a loop, in a
+        comprehension) is the attribute read back as a Python object, when `__init__` makes
+        it `None`, a number, a tuple or a tensor (`joined_attr`; measured, written/heldout38b
+        probes `fix40a_st_*`, `fix40a_st2_*`: `self.h = x; for ...: self.h =
+        ops.tanh(self.dense(self.h))` fails, "'int' object has no attribute '__len__'").
+        A plain Tensor `__init__` builds is a Python object read before the first store too
+        (also in the store's own value; measured, written/zoo probes `ld23_ta_*`: `self.m =
+        0.9 * self.m + 0.1 * x.mean(0)`, or `m = 0.9 * self.m + ...; self.m = m`, then
+        `nn.Dense` of `x - self.m` / `x - m` fails; `self.m = x.mean(0)` then the same read
+        compiles; written/heldout23b `r2_tensor_attr_running_update`, heldout23a
+        `r2_rnn_hidden_zero_tensor_in_init_reassigned`). None when not such a read."""
+        if not (isinstance(e.value, ast.Name) and e.value.id == "self"):
+            return None
+        own = self_stores(func).get(e.attr)
+        if not own:
+            return None
+        restored = e.attr in restored_tensor_attrs(self.ctx)
+        if not restored and not stores_across_join(self.ctx, lax_scopes(self.ctx)):
             return None
         a = analyzer(self.ctx)
         owner = a.owner_class(func)
         info = a.self_info(owner)
-        if (
-            e.attr not in info.tensors
-            and not given_tensors(owner, e.attr, self.ctx)
-            and not numpy_attr(owner, e.attr, self.ctx)
-        ) or e.attr in info.parameters:
+        if e.attr in info.parameters:
             return None
-        stores = [
-            st for st in self_stores(func).get(e.attr, ())
-            if not in_dead_branch(self.ctx, func, self.ctx.span(st))
-        ]
+        restored = restored and (
+            e.attr in info.tensors or given_tensors(owner, e.attr, self.ctx) or numpy_attr(owner, e.attr, self.ctx)
+        )
+        joined = joined_attr(owner, e.attr, self.ctx)
+        if not (restored or joined):
+            return None
+        stores = [st for st in own if not in_dead_branch(self.ctx, func, self.ctx.span(st))]
         if not stores:
             return None
-        at = (e.lineno, e.col_offset)
-        before = [st for st in stores if (st.end_lineno or 0, st.end_col_offset or 0) <= at]
-        if not before:
-            return True  # read before the first store (or in its own value)
-        last = max(before, key=lambda st: (st.lineno, st.col_offset))
-        value = getattr(last, "value", None)
+        reach = reaching_store(e, func, stores, self.ctx)
+        if reach is ACROSS_JOIN:
+            return True
+        if reach is None and restored:
+            at = (e.lineno, e.col_offset)
+            before = [st for st in stores if (st.end_lineno or 0, st.end_col_offset or 0) <= at]
+            if not before:
+                return True  # read before the first store (or in its own value)
+            reach = max(before, key=lambda st: (st.lineno, st.col_offset))
+        if not isinstance(reach, ast.stmt):
+            return None
+        value = getattr(reach, "value", None)
         return value is not None and self.value(value, func, env, depth)
 
     def opaque_params(self, func: ast.AST, depth: int = 0) -> frozenset[str]:
