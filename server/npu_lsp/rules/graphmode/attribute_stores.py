@@ -404,9 +404,11 @@ def reaching_store(e: ast.Attribute, func: ast.AST, stores: list[ast.stmt], ctx:
     attribute '__len__'", `nn.GRUCell` "'hx' ... Float64"; in the `if`'s body, after a
     store in the same loop body, or after a store that follows the loop it compiles).
 
-    The store reaching the read; `ACROSS_JOIN` when a join comes first; None when no store
-    precedes the read on the way up to the function's body, or a `with` / `try` / `match`
-    is in the way (not measured)."""
+    The store reaching the read; `ACROSS_JOIN` when a join comes between a store and the
+    read; None when no store comes before the read on any way to it (a store in the other
+    branch of an `if` does not: RevIN's `if mode == "norm": self.mean = ...` / `elif mode ==
+    "denorm": x * self.stdev`, written/heldout14 case `ts_revin_normalization`, compiles),
+    or a `with` / `try` / `match` is in the way (not measured)."""
     # expression level: up to the statement holding the read
     child: ast.AST = e
     grandchild: ast.AST | None = None
@@ -423,6 +425,8 @@ def reaching_store(e: ast.Attribute, func: ast.AST, stores: list[ast.stmt], ctx:
     if p is None:
         return None
     ids = {id(s) for s in stores}
+    starts = [(s.lineno, s.col_offset) for s in stores]
+    joined = own_graph  # a join (or a graph of its own) lies between the read and the block
     stmt: ast.stmt = p
     while True:
         parent = ctx.parent(stmt)
@@ -436,19 +440,27 @@ def reaching_store(e: ast.Attribute, func: ast.AST, stores: list[ast.stmt], ctx:
             return None
         for prev in reversed(block[: block.index(stmt)]):
             if id(prev) in ids:
-                return ACROSS_JOIN if own_graph else prev
+                return ACROSS_JOIN if joined else prev
             t = type(prev)
             if t is ast.If or t in _LOOPS:
-                return ACROSS_JOIN
-            if t in STATEMENT_BLOCKS:
+                if any(_block_holds([prev], at) for at in starts):
+                    return ACROSS_JOIN  # stored inside, read after the join
+                joined = True  # the block after it is a join: a store before it is not seen
+            elif t in STATEMENT_BLOCKS:
                 return None
         if parent is func:
             return None
         if isinstance(parent, ast.If):
+            # a branch has one way in: a store before the `if` reaches it (a store in the
+            # other branch does not: no run passes both)
             stmt = parent
             continue
         if isinstance(parent, _LOOPS) and block is parent.body:
-            return ACROSS_JOIN
+            if any(_block_holds(block, at) for at in starts):
+                return ACROSS_JOIN  # stored later in the body: the next pass reads it
+            joined = True  # the header joins the way in and the next pass
+            stmt = parent
+            continue
         return None  # a `with`, `try` or `match` block, a nested definition: not measured
 
 
