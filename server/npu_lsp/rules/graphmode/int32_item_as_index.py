@@ -55,8 +55,9 @@ class Int32ItemAsIndex(GraphRule):
     the sizes of `reshape` / `view` / `tile` and
     in the shape given to `ops.zeros` / `ops.ones` / `ops.reshape`, and in the `size` of
     `ops.interpolate(..., mode="bilinear")` (also `int(t.item())` or arithmetic on the item
-    there); and `int(t.item())` / `float(t.item())` of such a tensor, wherever the result
-    goes.
+    there); `int(t.item())` / `float(t.item())` of such a tensor, wherever the result
+    goes; and the item itself (not arithmetic on it) tested `in` / `not in` a tuple or list
+    of Python numbers (`k in (1, 2, 3)`, `k in self.ids`, a module constant).
 
     ## Why is this bad?
     In compiled code `.item()` of an int32 tensor is an Int32 scalar known only at run time.
@@ -71,6 +72,10 @@ class Int32ItemAsIndex(GraphRule):
     or `float(...)`, needs a `ScalarCast` the CPU backend has no kernel for: `Select CPU
     operator[ScalarCast] fail! Unsupported data type!` at every level, even when the result
     is only multiplied; `int(lengths.max())` of the tensor and an int64 item compile.
+    Membership of the Int32 item in a sequence of Python numbers (Int64 ints, Float32
+    floats) fails with `For InSequence, the list existing item abstract ... Int64 ... is
+    not same with the new added item abstract ... Int32`; a dict, `int(t)` and
+    `t.item() + 1` (an Int64) compile.
 
     ## Example
     ```python
@@ -112,6 +117,9 @@ class Int32ItemAsIndex(GraphRule):
       `r2_ldm_item_index_python_list` and probes `fix36e_ix_*` (an int32 item into a list
       of floats or ints rejected under STRICT only, into a tuple at both levels; an int64
       item and `int(t)` compile).
+    - Membership: written/heldout38c probes `fix39a_in_*` and `fix40a_in_*` (a tuple or
+      list display, a module constant, a tuple or list on `self`, `not in`, float items,
+      at both levels; an int64 or float32 item, a dict, two Int32 items compile).
     """
 
     nodes = (ast.Subscript, ast.Call, ast.Compare)

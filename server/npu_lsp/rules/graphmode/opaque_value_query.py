@@ -455,7 +455,13 @@ class FallbackValueShapeQuery(GraphRule):
     `None` on such a path, the same kind of Python object, and so does an attribute of
     `self` stored inside an `if` of compiled code and read after it (`if self.memory is
     None: self.memory = ...`, `if new_mask: self.mask = ...` in a sub-cell; a store outside
-    any `if`, or in a branch MindSpore folds away, is read back as the value); and the shape of such a value given as a target shape
+    any `if`, or in a branch MindSpore folds away, is read back as the value in its own block
+    and in the branches of an `if` after it), and so is one read across a join after a store
+    (`self.h = x`, then `self.h` read in a `for` / `while` body, after any `if` (on a tensor,
+    a shape or a constant flag) or loop, or in a comprehension; `__init__` making it `None`,
+    a number, a tuple or a tensor: `for _ in range(3): self.h = self.gru(x, self.h)` fails;
+    read after a store in the same loop body, or after a store that follows the loop, it is
+    the value); and the shape of such a value given as a target shape
     (`ops.reshape(x, a.shape)`, `ops.zeros(a.shape, ...)`, `ops.broadcast_to(y, a.shape)`
     with `a = x.asnumpy()`; not the shape of a `self` attribute stored under an `if`, a
     Tensor whose shape MindSpore reads: written/heldout17a probe `st18_memo_ifnone_shape`);
@@ -653,6 +659,10 @@ class FallbackValueShapeQuery(GraphRule):
       `fix37e_rv_*`, `fix37e_rv2_*` (a list display or a list grown by `append` crashes the
       LAX compile instead; a carry changed by `repeat_interleave` without the item fails too,
       not flagged).
+    - A `self` attribute read across a join after a store: written/heldout38b probes
+      `fix40a_st_*`, `fix40a_st2_*` and cases `opennmt_decoder_state_tensor_attr_assign`,
+      written/heldout39b `mifgsm_momentum_stored_on_self` (a helper method reading the
+      attribute gets its `__init__` value instead, `fix40a_st2_helper_read_dense`: not flagged).
     """
 
     nodes = (ast.Call, ast.Attribute, ast.Subscript, ast.ListComp, ast.GeneratorExp, ast.For)
