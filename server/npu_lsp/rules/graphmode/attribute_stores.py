@@ -7,6 +7,7 @@ again. Numbers stored on `self` are `number_stores`'."""
 from __future__ import annotations
 
 import ast
+import re
 
 from npu_lsp.astutil import STATEMENT_BLOCKS
 from npu_lsp.engine import Context
@@ -486,6 +487,20 @@ def joined_attr(cls: ast.ClassDef | None, attr: str, ctx: Context) -> bool:
     return all(_plain_init_value(v, ctx) for v in values) or given_tensors(cls, attr, ctx)
 
 
+#: a line that may store on `self` (`self.h = ...`, `self.n += 1`, `out, self.h = ...`): a
+#: superset, the walk of `self_stores` decides
+_SELF_STORE_LINE = re.compile(r"self\.\w+[^\n=]*?(?:[-+*/%@&|^]|//|\*\*|>>|<<)?=(?!=)")
+
+
+def _may_store_on_self(func: ast.AST, ctx: Context) -> bool:
+    """Does a line of `func`'s text look like a store on `self` (one search at C speed, before
+    the walk of `self_stores`)?"""
+    first, last = getattr(func, "lineno", None), getattr(func, "end_lineno", None)
+    if first is None or last is None:
+        return True
+    return _SELF_STORE_LINE.search("\n".join(ctx.lines[first - 1 : last])) is not None
+
+
 def stores_across_join(ctx: Context, lax: list[GraphScope]) -> bool:
     """Does compiled LAX code read an attribute of `self` it stores across a join
     (`reaching_store`)? Once per file; only functions that store on `self` are walked."""
@@ -494,8 +509,13 @@ def stores_across_join(ctx: Context, lax: list[GraphScope]) -> bool:
         hit = False
         a = analyzer(ctx)
         for s in lax:
-            own = self_stores(s.function)
-            if not own or hit:
+            f = s.function
+            if hit:
+                break
+            if not _may_store_on_self(f, ctx):
+                continue  # most compiled functions store nothing on `self`: no walk
+            own = self_stores(f)
+            if not own:
                 continue
             owner = a.owner_class(s.function)
             for n in ast.walk(s.function):

@@ -1867,11 +1867,12 @@ class _Opaque:
         `r2_rnn_hidden_zero_tensor_in_init_reassigned`). None when not such a read."""
         if not (isinstance(e.value, ast.Name) and e.value.id == "self"):
             return None
-        own = self_stores(func).get(e.attr)
-        if not own:
-            return None
+        # the per-file facts first (cached): most files have neither
         restored = e.attr in restored_tensor_attrs(self.ctx)
         if not restored and not stores_across_join(self.ctx, lax_scopes(self.ctx)):
+            return None
+        own = self_stores(func).get(e.attr)
+        if not own:
             return None
         a = analyzer(self.ctx)
         owner = a.owner_class(func)
