@@ -461,7 +461,11 @@ class FallbackValueShapeQuery(GraphRule):
     a shape or a constant flag) or loop, or in a comprehension; `__init__` making it `None`,
     a number, a tuple or a tensor: `for _ in range(3): self.h = self.gru(x, self.h)` fails;
     read after a store in the same loop body, or after a store that follows the loop, it is
-    the value); and the shape of such a value given as a target shape
+    the value); `.reshape(...)` of a product `a @ b` with such an operand (also after
+    arithmetic, or of `ms.Tensor(...)` of it: MindSpore compiles `@` as its own MatMul of the
+    placeholder the value holds while compiling, "proposed_shape ... is invalid for input of
+    size 1"; `np.matmul`, `np.dot` and the product's `.T`, `.flatten()`, `.sum()` compile);
+    and the shape of such a value given as a target shape
     (`ops.reshape(x, a.shape)`, `ops.zeros(a.shape, ...)`, `ops.broadcast_to(y, a.shape)`
     with `a = x.asnumpy()`; not the shape of a `self` attribute stored under an `if`, a
     Tensor whose shape MindSpore reads: written/heldout17a probe `st18_memo_ifnone_shape`);
@@ -659,6 +663,8 @@ class FallbackValueShapeQuery(GraphRule):
       `fix37e_rv_*`, `fix37e_rv2_*` (a list display or a list grown by `append` crashes the
       LAX compile instead; a carry changed by `repeat_interleave` without the item fails too,
       not flagged).
+    - `.reshape` of a product `a @ b` of such a value: written/heldout39b case
+      `eigencam_numpy_svd_in_construct` and probes `fix40a_np_*`, `fix40a_mm_*`.
     - A `self` attribute read across a join after a store: written/heldout38b probes
       `fix40a_st_*`, `fix40a_st2_*` and cases `opennmt_decoder_state_tensor_attr_assign`,
       written/heldout39b `mifgsm_momentum_stored_on_self` (a helper method reading the
@@ -747,6 +753,19 @@ class FallbackValueShapeQuery(GraphRule):
 
     def _check(self, node: ast.AST, ctx: Context, func: ast.AST) -> Iterable[Diagnostic]:
         o = _Opaque(ctx)
+        if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "reshape":
+            product = _matmul_of_fallback(node.func.value, func, o, ctx)
+            if product is not None:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{ctx.segment(product)}` multiplies a JIT Fallback value with `@`: MindSpore compiles the "
+                    "operator as its own MatMul of the placeholder the value holds while compiling, so the product "
+                    f"does not have the array's shape and `{ctx.segment(node.func)}(...)` fails (MindSpore: "
+                    "proposed_shape ... is invalid for input of size 1); use `np.matmul(a, b)` or `np.dot(a, b)`, "
+                    "or compute with tensors",
+                )
+                return
         if type(node) is ast.For:
             why = o.placeholder_iterated(node.iter, func, frozenset())
             if why:
@@ -1401,6 +1420,35 @@ def _has_fallback(ctx: Context) -> bool:
         ))
         ctx.cache["opaque.any"] = hit
     return bool(hit)
+
+
+def _matmul_of_fallback(e: ast.expr, func: ast.AST, o: _Opaque, ctx: Context, depth: int = 0) -> ast.BinOp | None:
+    """The `a @ b` with a JIT Fallback operand that `e` (the receiver of `.reshape`) is
+    computed from: the product itself, arithmetic on it, `ms.Tensor(...)` of it, or a name
+    bound to one of these. Under LAX MindSpore compiles `@` as `MatMulExt` of the two
+    placeholders, a tensor of size 1 while compiling, and `reshape` to the array's shape then
+    fails (measured, written/heldout39b case `eigencam_numpy_svd_in_construct`, probes
+    `fix40a_np_*`, `fix40a_mm_*`: `proj = a @ vt[0]` with `a = x.asnumpy()`, then
+    `ms.Tensor(proj.reshape(h, w))`, `(a @ a).reshape(...)`, `(a @ a + 1.0).reshape(...)`,
+    `ms.Tensor(a @ a).reshape(...)` fail, "proposed_shape '[const vector]{2, 8}' is invalid for
+    input of size 1"; `np.matmul`, `np.dot`, `*`, and `.T` / `.flatten()` / `.astype()` /
+    `.sum()` of the product compile)."""
+    if depth > 4:
+        return None
+    if isinstance(e, ast.Name):
+        bound = analyzer(ctx).bound_value(e, func)
+        return None if bound is None else _matmul_of_fallback(bound, func, o, ctx, depth + 1)
+    if isinstance(e, ast.Call):
+        if ctx.qualname(e.func) in TENSOR_CONSTRUCTORS and len(e.args) == 1:
+            return _matmul_of_fallback(e.args[0], func, o, ctx, depth + 1)
+        return None
+    if not isinstance(e, ast.BinOp):
+        return None
+    if type(e.op) is ast.MatMult:
+        if o.value(e.left, func, frozenset()) or o.value(e.right, func, frozenset()):
+            return e
+        return None
+    return _matmul_of_fallback(e.left, func, o, ctx, depth + 1) or _matmul_of_fallback(e.right, func, o, ctx, depth + 1)
 
 
 #: marks, among a call's opaque parameter names, the class of the instance it runs on
