@@ -15,7 +15,7 @@ import ast
 
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode.flow import analyzer
-from npu_lsp.rules.graphmode.values import _bindings
+from npu_lsp.rules.graphmode.values import instances, local_bindings
 
 #: how many names a value is followed through (`opt = base; base = nn.SGD(...)`)
 _DEPTH = 4
@@ -73,7 +73,7 @@ def argument(cls: ast.ClassDef, index: int, keyword: str, ctx: Context, defaults
 
 def _default(cls: ast.ClassDef, index: int) -> ast.expr | None:
     """The default of the positional parameter at `index` (after `self`) of `cls.__init__`."""
-    init = _init(cls)
+    init = init_of(cls)
     if init is None:
         return None
     args = init.args
@@ -82,18 +82,40 @@ def _default(cls: ast.ClassDef, index: int) -> ast.expr | None:
     return args.defaults[at] if 0 <= at < len(args.defaults) else None
 
 
-def _init(cls: ast.ClassDef) -> ast.FunctionDef | None:
-    for item in cls.body:
-        if isinstance(item, ast.FunctionDef) and item.name == "__init__":
-            return item
-    return None
+def init_of(cls: ast.ClassDef) -> ast.FunctionDef | None:
+    """`cls`'s own `__init__` (not an inherited one)."""
+    return next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+
+
+def construction_args(param: str, cls: ast.ClassDef, init: ast.FunctionDef, ctx: Context) -> list[ast.expr]:
+    """What each `Cls(...)` call of the file gives `__init__`'s parameter `param` (its default
+    where a call leaves it out); empty when a call cannot be read (`*args`, `**kw`) or there
+    is none."""
+    a = init.args
+    positional = [p.arg for p in [*a.posonlyargs, *a.args]][1:]  # without `self`
+    if param not in positional and param not in [p.arg for p in a.kwonlyargs]:
+        return []
+    defaults = dict(zip(positional[len(positional) - len(a.defaults) :], a.defaults, strict=True))
+    defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None})
+    out: list[ast.expr] = []
+    for call in instances(ctx).instantiations(cls.name):
+        if any(isinstance(x, ast.Starred) for x in call.args) or any(k.arg is None for k in call.keywords):
+            return []
+        given: ast.expr | None = next((k.value for k in call.keywords if k.arg == param), None)
+        if given is None and param in positional and positional.index(param) < len(call.args):
+            given = call.args[positional.index(param)]
+        given = given if given is not None else defaults.get(param)
+        if given is None:
+            return []
+        out.append(given)
+    return out
 
 
 def sources(cls: ast.ClassDef, attr: str, ctx: Context, defaults: bool = False) -> list[Source] | None:
     """The expressions `self.<attr>` of `cls` was built from, each where it is evaluated
     (with `defaults`, also a constructor parameter's default that a place leaves out)."""
     values = analyzer(ctx)._self_values(cls).get(attr)
-    init = _init(cls)
+    init = init_of(cls)
     if not values or init is None:
         return None
     params = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
@@ -184,7 +206,7 @@ def _local_bindings(where: ast.AST, ctx: Context) -> dict[str, list[ast.AST]]:
         if isinstance(where, ast.Lambda):  # its body is an expression: only its parameters
             hit = {a.arg: [a] for a in (*where.args.posonlyargs, *where.args.args, *where.args.kwonlyargs)}
         else:
-            hit = _bindings(where)
+            hit = local_bindings(where)
         ctx.cache[key] = hit
     return hit
 

@@ -463,7 +463,7 @@ def _holds_parameters(e: ast.expr, where: ast.AST | None, ctx: Context, depth: i
         return False
     if isinstance(e.func, ast.Name):
         cls = next((c for c in ctx.tree.body if isinstance(c, ast.ClassDef) and c.name == e.func.id), None)
-        init = constructed._init(cls) if cls is not None else None
+        init = constructed.init_of(cls) if cls is not None else None
         if init is not None:
             return any(isinstance(n, ast.Call) and _holds_parameters(n, init, ctx, depth + 1) for n in ast.walk(init))
     return False
@@ -551,7 +551,7 @@ def _held_argument(cls: ast.ClassDef, attr: str, site: ast.Call, ctx: Context) -
     """What `self.<attr>` of the instance built by `site` (`Deriv(net)`) is: the object the
     argument given to the constructor parameter stored there was built by; None when
     `__init__` stores anything else or the argument cannot be followed."""
-    init = constructed._init(cls)
+    init = constructed.init_of(cls)
     stored = analyzer(ctx)._self_values(cls).get(attr) or []
     if init is None or len(stored) != 1 or not isinstance(stored[0], ast.Name):
         return None

@@ -16,7 +16,7 @@ from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.held_callables import held_attrs, held_by_default
 from npu_lsp.rules.graphmode.python_instances import built_classes, class_instance
 from npu_lsp.rules.graphmode.tensor_names import TENSOR_MAKERS
-from npu_lsp.rules.graphmode.values import _lax_fallback, module_built_callable
+from npu_lsp.rules.graphmode.values import lax_fallback_call, module_built_callable
 from npu_lsp.scope import InitAssigns
 
 _NOT_GRAPH_BUILTINS: frozenset[str] | None = None
@@ -164,7 +164,7 @@ def runtime_fallback(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
         return True
     if type(call.func) is ast.Name and call.func.id in ("min", "max"):
         return mixed_min_max(call, ctx, func)
-    if not _lax_fallback(call, ctx, func):
+    if not lax_fallback_call(call, ctx, func):
         return False
     f = call.func
     if (

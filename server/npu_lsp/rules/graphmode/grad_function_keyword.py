@@ -141,7 +141,7 @@ def _builder(f: ast.expr, func: ast.AST, ctx: Context, depth: int) -> tuple[str,
         cls = a.owner_class(func)
         held = a._self_values(cls).get(f.attr, []) if cls is not None else []
         value = held[0] if len(held) == 1 else None
-        where = constructed._init(cls) if cls is not None else None
+        where = constructed.init_of(cls) if cls is not None else None
     if not isinstance(value, ast.Call) or where is None:
         return None
     return _builder(value, where, ctx, depth + 1)

@@ -258,7 +258,7 @@ def _constant_tensor(e: ast.expr, func: ast.AST, ctx: Context, depth: int) -> bo
         a = analyzer(ctx)
         cls = a.owner_class(func)
         held = a._self_values(cls).get(e.attr, []) if cls is not None else []
-        init = constructed._init(cls) if cls is not None else None
+        init = constructed.init_of(cls) if cls is not None else None
         return len(held) == 1 and held[0] is not None and init is not None and _tensor_call(held[0], init, ctx, depth + 1)
     if isinstance(e, ast.Call):
         f = e.func
@@ -354,7 +354,7 @@ def _host_attribute(attr: str, where: ast.AST, ctx: Context) -> bool:
     parameters whose default is a literal (`self.n = n` with `n=64`)."""
     a = analyzer(ctx)
     cls = a.owner_class(where)
-    init = constructed._init(cls) if cls is not None else None
+    init = constructed.init_of(cls) if cls is not None else None
     held = a._self_values(cls).get(attr, []) if cls is not None else []
     if init is None or not held:
         return False

@@ -5,14 +5,15 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
+from npu_lsp.astutil import node_key
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.values import instances
 
-#: {(owner expression, attribute): the statements storing it} of one function
-_Stores = dict[tuple[str, str], list[ast.stmt]]
+#: {(owner expression's `node_key`, attribute): the statements storing it} of one function
+_Stores = dict[tuple[object, str], list[ast.stmt]]
 
 
 @rule(code="MS197", name="object-attribute-read-after-store", severity="error", family="graphmode")
@@ -78,7 +79,7 @@ class ObjectAttributeReadAfterStore(GraphRule):
         stores = _stores(func, ctx)
         if not stores:
             return
-        owner = ast.dump(node.value)
+        owner = node_key(node.value)
         found = stores.get((owner, node.attr))
         if not found:
             return
@@ -122,7 +123,7 @@ def _stores(func: ast.AST, ctx: Context) -> _Stores:
             targets = [st.target]
         for t in targets:
             if isinstance(t, ast.Attribute) and not (isinstance(t.value, ast.Name) and t.value.id == "self"):
-                out.setdefault((ast.dump(t.value), t.attr), []).append(st)  # type: ignore[arg-type]
+                out.setdefault((node_key(t.value), t.attr), []).append(st)  # type: ignore[arg-type]
         if isinstance(st, ast.stmt):
             stack.extend(c for c in ast.iter_child_nodes(st) if isinstance(c, ast.stmt))
     ctx.cache[key] = out

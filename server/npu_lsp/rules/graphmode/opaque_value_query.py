@@ -8,7 +8,7 @@ import json
 from collections.abc import Iterable
 from importlib import resources
 
-from npu_lsp.astutil import range_count
+from npu_lsp.astutil import node_key, range_count
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.modes import sets_graph_mode
@@ -76,7 +76,7 @@ from npu_lsp.rules.graphmode.typed_scalar_tensor import (
     number_read,
     typed_scalar_tensor,
 )
-from npu_lsp.rules.graphmode.values import _callees, in_dead_branch, returns_reached
+from npu_lsp.rules.graphmode.values import callees_by_call, in_dead_branch, returns_reached
 from npu_lsp.scope import GraphScope
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -915,7 +915,7 @@ def _given_to_init(cls: ast.ClassDef, attr: str, ctx: Context) -> ast.Call | Non
             given = analyzer(ctx).single_assignment(given.id, ctx.enclosing_function(call, lambdas=False))
         if not isinstance(given, ast.Call):
             return None
-        if made is not None and ast.dump(given) != ast.dump(made):
+        if made is not None and node_key(given) != node_key(made):
             return None
         made = made or given
     return made
@@ -2148,7 +2148,7 @@ class _Opaque:
     # ------------------------------------------------------------------ what a call reaches
     def _callee(self, call: ast.Call, func: ast.AST) -> ast.FunctionDef | str | None:
         """The user function/construct a call compiles, or the MindSpore cell class it calls."""
-        for fn in _callees(self.ctx).get(id(call), ()):
+        for fn in callees_by_call(self.ctx).get(id(call), ()):
             if isinstance(fn, ast.FunctionDef):
                 return fn
         f = call.func

@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterable
 from importlib import resources
 
+from npu_lsp.astutil import node_key
 from npu_lsp.diagnostics import Diagnostic, Fix
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -590,14 +591,14 @@ def _stored_item(e: ast.Subscript, ctx: Context) -> ast.expr | None:
     bound = analyzer(ctx).single_assignment(base.id, func)
     if not isinstance(bound, (ast.List, ast.ListComp)):
         return None
-    key = ast.dump(e)
+    key = node_key(e)
     found: list[ast.expr] = []
     for n in ast.walk(func):
         if (
             isinstance(n, ast.Assign)
             and len(n.targets) == 1
             and isinstance(n.targets[0], ast.Subscript)
-            and ast.dump(n.targets[0]).replace("ctx=Store()", "ctx=Load()") == key
+            and node_key(n.targets[0]) == key
             and n.lineno < e.lineno
         ):
             found.append(n.value)
@@ -628,7 +629,7 @@ def _data_joined_under_tensor_if(name: ast.Name, a: Analyzer, ctx: Context) -> b
         return False
     if not all(_constant_data(b.value, a) for b in binds):
         return False
-    if len({ast.dump(b.value) for b in binds}) < 2:
+    if len({node_key(b.value) for b in binds}) < 2:
         return False
     read_ifs = {id(p) for p in ctx.ancestors(name, ctx.function)}
     for b in binds:
@@ -658,7 +659,7 @@ def _helper_returns_joined_data(call: ast.Call, a: Analyzer, ctx: Context) -> bo
     returns = [r for r in ast.walk(helper) if isinstance(r, ast.Return)]
     if len(returns) < 2 or any(r.value is None or not _constant_data(r.value, a) for r in returns):
         return False
-    if len({ast.dump(r.value) for r in returns if r.value is not None}) < 2:
+    if len({node_key(r.value) for r in returns if r.value is not None}) < 2:
         return False
     for r in returns:
         p = ctx.parent(r)

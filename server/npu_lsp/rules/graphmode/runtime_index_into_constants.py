@@ -5,9 +5,11 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable
 
+from npu_lsp.astutil import node_key
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.constructed import construction_args, init_of
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, builtin_sequence_call
 from npu_lsp.rules.graphmode.result_kinds import NUMBER_LIST_FUNCTIONS
@@ -306,13 +308,11 @@ def _init_parameter_text(name: str, ctx: Context) -> bool:
     """Is `name` a parameter of the compiled method's class `__init__` that every
     construction in the file gives a non-empty string (`chars="abcd"`, left to its
     default or passed)?"""
-    from npu_lsp.rules.graphmode.tensor_dict_key import _construction_args, _init_of
-
     cls = analyzer(ctx).owner_class(ctx.function)
-    init = _init_of(cls) if cls is not None else None
+    init = init_of(cls) if cls is not None else None
     if cls is None or init is None:
         return False
-    given = _construction_args(name, cls, init, ctx)
+    given = construction_args(name, cls, init, ctx)
     return bool(given) and all(isinstance(g, ast.Constant) and isinstance(g.value, str) and g.value for g in given)
 
 
@@ -414,7 +414,7 @@ def _constructor_table(cls: ast.ClassDef, param: str, ctx: Context, comprehensio
     sites = instances(ctx).instantiations(cls.name)
     if not sites:
         return None
-    found: str | None = None
+    found: object = None
     table: ast.expr | None = None
     for site in sites:
         if any(isinstance(x, ast.Starred) for x in site.args) or any(k.arg is None for k in site.keywords):
@@ -432,7 +432,7 @@ def _constructor_table(cls: ast.ClassDef, param: str, ctx: Context, comprehensio
             and not (comprehensions and (isinstance(given, ast.ListComp) or _concatenation(given)))
         ):
             return None
-        key = ast.dump(given)
+        key = node_key(given)
         if found is not None and key != found:
             return None
         found, table = key, given

@@ -8,15 +8,15 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.dict_keys import (
+    fallback_key,
+    module_bindings,
+    module_dict,
+    runtime_text,
+    self_dict,
+)
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
-from npu_lsp.rules.graphmode.tensor_dict_key import (
-    _fallback_key,
-    _module_bindings,
-    _module_dict,
-    _runtime_text,
-    _self_dict,
-)
 
 
 @rule(code="MS254", name="runtime-key-in-dict", severity="warning", family="graphmode")
@@ -126,8 +126,8 @@ def _dict(box: ast.expr, ctx: Context) -> bool:
     return (
         isinstance(box, ast.Dict)
         or analyzer(ctx).type_class(box) == "dict"
-        or _self_dict(box, ctx)
-        or _module_dict(box, ctx)
+        or self_dict(box, ctx)
+        or module_dict(box, ctx)
     )
 
 
@@ -141,7 +141,7 @@ def _runtime_number_key(key: ast.expr, ctx: Context) -> bool:
         return Kind.VAR in kinds and all(k in (Kind.CONST, Kind.VAR) for k in kinds) and all(
             _runtime_number_key(e, ctx) for e, k in zip(key.elts, kinds, strict=True) if k == Kind.VAR
         )
-    if a.kind(key) != Kind.VAR or _fallback_key(key, ctx):
+    if a.kind(key) != Kind.VAR or fallback_key(key, ctx):
         return False
     shown = key
     if type(key) is ast.Name:
@@ -149,7 +149,7 @@ def _runtime_number_key(key: ast.expr, ctx: Context) -> bool:
         shown = bound if bound is not None else key
     # text built from a run-time number: LAX formats it in Python (measured, probe
     # `fix39a_in_dict_str_key`: PyNative and LAX agree; STRICT refuses `str()`)
-    return not (_runtime_text(shown, ctx) or isinstance(shown, ast.JoinedStr))
+    return not (runtime_text(shown, ctx) or isinstance(shown, ast.JoinedStr))
 
 
 def _number_sequence(box: ast.expr, ctx: Context) -> bool:
@@ -163,7 +163,7 @@ def _number_sequence(box: ast.expr, ctx: Context) -> bool:
         if local is not None:
             values = [local]
         elif a.first_binding_line(box.id, ctx.function) is None:
-            values = _module_bindings(box.id, ctx)
+            values = module_bindings(box.id, ctx)
         else:
             return False
     elif isinstance(box, ast.Attribute) and isinstance(box.value, ast.Name) and box.value.id == "self":
@@ -202,7 +202,7 @@ def _never_filled(box: ast.expr, ctx: Context) -> bool:
         attr: str | None = box.attr
     elif isinstance(box, ast.Name) and ctx.function is not None:
         local = a.single_assignment(box.id, ctx.function)
-        values = [local] if local is not None else _module_bindings(box.id, ctx)
+        values = [local] if local is not None else module_bindings(box.id, ctx)
         attr = None
     else:
         return False

@@ -6,7 +6,7 @@ import ast
 import re
 from collections.abc import Iterable
 
-from npu_lsp.astutil import is_none_literal, self_attr, statements
+from npu_lsp.astutil import is_none_literal, node_key, self_attr, statements
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -48,7 +48,7 @@ def _mean_divisor(node: ast.BinOp) -> ast.expr | None:
     if not (type(left) is ast.Call and type(left.func) is ast.Name and left.func.id == "sum" and len(left.args) == 1):
         return None
     lst = right.args[0]
-    return lst if ast.dump(lst) == ast.dump(left.args[0]) else None
+    return lst if node_key(lst) == node_key(left.args[0]) else None
 
 
 @rule(code="MS185", name="self-list-empty-in-graph", severity="error", family="graphmode")
@@ -946,11 +946,11 @@ def _skipped_by_returning_arm(
 
 def _none_tested(read: ast.Subscript, fn: ast.AST) -> bool:
     """Does `fn` compare the item `read` names with `is` / `is not` anywhere?"""
-    want = ast.dump(read.value), ast.dump(read.slice)
+    want = node_key(read.value), node_key(read.slice)
     for n in own_nodes(fn):
         if type(n) is ast.Compare and any(type(op) in (ast.Is, ast.IsNot) for op in n.ops):
             for e in (n.left, *n.comparators):
-                if type(e) is ast.Subscript and (ast.dump(e.value), ast.dump(e.slice)) == want:
+                if type(e) is ast.Subscript and (node_key(e.value), node_key(e.slice)) == want:
                     return True
     return False
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
+from npu_lsp.astutil import node_key
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -221,7 +222,7 @@ def _uniform_parameters(ctx: Context) -> bool:
             if not isinstance(cls, ast.ClassDef):
                 continue
             made = [
-                ast.dump(n.args[0])
+                node_key(n.args[0])
                 for n in ast.walk(cls)
                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "Parameter" and n.args
             ]

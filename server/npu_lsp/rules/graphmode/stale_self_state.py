@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterable
 from importlib import resources
 
+from npu_lsp.astutil import node_key
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -317,7 +318,7 @@ def _consumed_by_later_method(
     `revin_stats_on_self_mode_string` and probes `fix34e_rv_helper_store*`: "object has no
     attribute 'mean'", with `self.mean = None` in `__init__` "sub(None)", at LAX and STRICT;
     a Tensor set in `__init__` compiles at LAX)."""
-    want = ast.dump(obj)
+    want = node_key(obj)
     methods = _methods(cls, ctx)
     at = (call.lineno, call.col_offset)
     calls = [
@@ -327,7 +328,7 @@ def _consumed_by_later_method(
     for n in sorted(calls, key=lambda c: (c.lineno, c.col_offset)):
         assert isinstance(n.func, ast.Attribute)
         later = methods.get(n.func.attr)
-        if later is None or later is method or later is func or ast.dump(n.func.value) != want:
+        if later is None or later is method or later is func or node_key(n.func.value) != want:
             continue
         if _assigned_attrs(later) & {attr}:
             continue  # it sets the attribute itself first, maybe
@@ -343,10 +344,10 @@ def _consumed_after(obj: ast.expr, attr: str, call: ast.AST, func: ast.AST) -> a
     `<obj>.<attr>` after `call` in `func` (an `is None` test, a comparison or a call argument
     is not one), outside a branch guarded by an `is None` / `is not None` test of it (which
     MindSpore folds on the stale None, compiling only the side that does not read it)."""
-    want = ast.dump(obj)
+    want = node_key(obj)
 
     def same(e: ast.expr) -> bool:
-        return isinstance(e, ast.Attribute) and e.attr == attr and ast.dump(e.value) == want
+        return isinstance(e, ast.Attribute) and e.attr == attr and node_key(e.value) == want
 
     found: list[ast.AST] = []
     guarded: list[tuple[int, int]] = []

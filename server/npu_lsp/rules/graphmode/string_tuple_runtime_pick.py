@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.dict_keys import folded_away, folded_membership
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.host_values import host_scalar
@@ -17,8 +18,7 @@ from npu_lsp.rules.graphmode.runtime_index_into_constants import (
     built_strings,
     constant_table_display,
 )
-from npu_lsp.rules.graphmode.runtime_scalar_randint import _runtime_scalar
-from npu_lsp.rules.graphmode.tensor_dict_key import _folded_away, _folded_membership
+from npu_lsp.rules.graphmode.runtime_scalars import runtime_scalar
 
 
 @rule(code="MS210", name="string-tuple-runtime-pick", severity="error", family="graphmode")
@@ -109,7 +109,7 @@ class StringTupleRuntimePick(GraphRule):
         if strict and (type(node.value) is not ast.Name or not _local_list(node.value.id, ctx)):
             return  # under STRICT MS150 refuses the pick itself, except from a local list
         held = _held(node.value, ctx)
-        if held is None or not (host_scalar(node.slice, ctx) or _runtime_scalar(node.slice, ctx) is not None):
+        if held is None or not (host_scalar(node.slice, ctx) or runtime_scalar(node.slice, ctx) is not None):
             return
         kind, what = held
         if strict and (kind, what) != ("list", "strings"):
@@ -203,12 +203,12 @@ def _needing(e: ast.expr, ctx: Context) -> ast.AST | None:
 def _only_folded_tests(pick: ast.Subscript, ctx: Context) -> bool:
     """Is the picked value (or a name bound once to it) read only as the key of dict
     membership tests MindSpore folds while compiling (`k in self.by_name`, MS121's
-    `_folded_membership`), or in code such a test folds away? The pick is then dead and never
+    `folded_membership`), or in code such a test folds away? The pick is then dead and never
     compiled (measured, written/heldout38c probe `fix39a_in_dict_name_pick`: `k =
     self.names[int(x[0]) - 1]` then `if k in self.by_name:` compiles at LAX)."""
     def folded_key(e: ast.expr) -> bool:
         p = ctx.parent(e)
-        return type(p) is ast.Compare and p.left is e and _folded_membership(p, ctx) is not None
+        return type(p) is ast.Compare and p.left is e and folded_membership(p, ctx) is not None
 
     if folded_key(pick):
         return True
@@ -219,5 +219,5 @@ def _only_folded_tests(pick: ast.Subscript, ctx: Context) -> bool:
     if ctx.function is None or analyzer(ctx).single_assignment(name, ctx.function) is not pick:
         return False
     reads = [n for n in own_nodes(ctx.function) if type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load]
-    return bool(reads) and all(folded_key(n) or _folded_away(n, ctx) for n in reads)
+    return bool(reads) and all(folded_key(n) or folded_away(n, ctx) for n in reads)
 

@@ -9,6 +9,13 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.const_tensor import constant_tensor
+from npu_lsp.rules.graphmode.dict_keys import (
+    fallback_key,
+    folded_away,
+    module_dict,
+    runtime_text,
+    self_dict,
+)
 from npu_lsp.rules.graphmode.dynamic_shape import declared_dynamic_read_in_method, size_read
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
@@ -20,9 +27,7 @@ from npu_lsp.rules.graphmode.host_values import (
     host_scalar,
     reads,
 )
-from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
 from npu_lsp.rules.graphmode.ranks import declared_dynamic_size
-from npu_lsp.rules.graphmode.values import instances
 
 #: dict methods whose first argument is a key
 _KEYED_METHODS = frozenset({"get", "pop", "setdefault"})
@@ -231,7 +236,7 @@ class TensorDictKey(GraphRule):
         compiling (`dict_getitem` / `dict_setitem` evaluators), so a run-time tensor key
         fails as in a display; not in a branch a run-time membership test folds away."""
         for d in self._keyed_read(receiver, key, ctx):
-            if _folded_away(key, ctx):
+            if folded_away(key, ctx):
                 return
             yield d
 
@@ -241,8 +246,8 @@ class TensorDictKey(GraphRule):
         getter = type(call) is ast.Call and type(call.func) is ast.Attribute and call.func.attr == "get"
         if getter and a.kind(receiver) != Kind.TENSOR:
             yield from self._getter(call, receiver, key, ctx)  # type: ignore[arg-type]
-        local = isinstance(receiver, ast.Dict) or a.type_class(receiver) == "dict" or _self_dict(receiver, ctx)
-        if not local and not _module_dict(receiver, ctx) and not getter:
+        local = isinstance(receiver, ast.Dict) or a.type_class(receiver) == "dict" or self_dict(receiver, ctx)
+        if not local and not module_dict(receiver, ctx) and not getter:
             return
         size = _run_time_size_key(key, ctx)
         if size is not None:
@@ -269,7 +274,7 @@ class TensorDictKey(GraphRule):
                 f"dict key `{ctx.segment(key)}` is a tuple holding `{ctx.segment(scalar)}`, a number read from a run-time tensor: graph dict keys must be known while compiling; keep the table in a tensor (`ops.gather` / a mask) or look it up outside the graph",
             )
             return
-        if not local and not _module_dict(receiver, ctx):
+        if not local and not module_dict(receiver, ctx):
             return
         cond = _runtime_choice(key, ctx)
         if cond is not None:
@@ -295,7 +300,7 @@ class TensorDictKey(GraphRule):
                 key,
                 f"dict key `{ctx.segment(key)}` is a run-time tensor; graph dict lookups and stores need constant keys",
             )
-        elif kind == Kind.VAR and _host_number(key, ctx, 0) and not _fallback_key(key, ctx):
+        elif kind == Kind.VAR and _host_number(key, ctx, 0) and not fallback_key(key, ctx):
             # `d[int(t)]`, `d[t.item()]`, `{0: a, 1: b}[int(t) + 1]`: a Python number read
             # from a run-time tensor is still unknown while compiling (measured: `dict_getitem
             # evaluator ... but got ValueAny` at LAX and STRICT, for a dict literal, a display
@@ -313,9 +318,9 @@ class TensorDictKey(GraphRule):
         "dict_getitem / dict_setitem evaluator key only supports string, number, ... but got
         ValueAny"; `f"{x.shape[0]}"` folds and compiles)."""
         a = analyzer(ctx)
-        if not (isinstance(receiver, ast.Dict) or a.type_class(receiver) == "dict" or _self_dict(receiver, ctx) or _module_dict(receiver, ctx)):
+        if not (isinstance(receiver, ast.Dict) or a.type_class(receiver) == "dict" or self_dict(receiver, ctx) or module_dict(receiver, ctx)):
             return
-        if not _runtime_text(key, ctx) or _folded_away(key, ctx):
+        if not runtime_text(key, ctx) or folded_away(key, ctx):
             return
         yield ctx.diagnostic(
             self,
@@ -347,7 +352,7 @@ class TensorDictKey(GraphRule):
                     f"`{ctx.segment(call)}` looks up `{ctx.segment(key)}`, an item of a tensor's values JIT Fallback made, in the graph's dict `{ctx.segment(receiver)}`: under LAX MindSpore cannot compile `.get` with such a key; count with tensors, or build the dict outside the network",
                 )
                 return
-            if _runtime_text(key, ctx):
+            if runtime_text(key, ctx):
                 # `d.get(str(int(pred)), "unknown")`, `d.get(f"{int(pred)}")`: text made from a
                 # run-time number (measured, written/heldout23b `r2_label_dict_get_str_key`,
                 # written/zoo probes `ld23_dg_*`: "TupleGetItem evaluator index should be in
@@ -507,7 +512,7 @@ def _runtime_choice(key: ast.expr, ctx: Context) -> ast.expr | None:
 def _runtime_test(test: ast.expr, ctx: Context) -> bool:
     """Is `test` known only at run time in the graph (a tensor or a run-time scalar, not a
     JIT Fallback value under LAX)?"""
-    return analyzer(ctx).kind(test).dynamic and not _fallback_key(test, ctx)
+    return analyzer(ctx).kind(test).dynamic and not fallback_key(test, ctx)
 
 
 def _is_parameter(name: str, fn: ast.AST) -> bool:
@@ -527,20 +532,6 @@ def _enclosing_if(node: ast.AST, fn: ast.AST, ctx: Context) -> ast.If | None:
             return None
         p = ctx.parent(p)
     return None
-
-
-def _runtime_text(key: ast.expr, ctx: Context) -> bool:
-    """`str(v)` / `f"{v}"` of a value known only at run time (a graph scalar or host data)."""
-    if isinstance(key, ast.Call) and isinstance(key.func, ast.Name) and key.func.id == "str" and len(key.args) == 1:
-        if ctx.qualname(key.func) != "builtins.str":
-            return False
-        parts = [key.args[0]]
-    elif isinstance(key, ast.JoinedStr):
-        parts = [v.value for v in key.values if isinstance(v, ast.FormattedValue)]
-    else:
-        return False
-    a = analyzer(ctx)
-    return bool(parts) and any(a.kind(p) == Kind.VAR for p in parts)
 
 
 def _host_number(key: ast.expr, ctx: Context, depth: int) -> bool:
@@ -570,170 +561,6 @@ def _host_number(key: ast.expr, ctx: Context, depth: int) -> bool:
             isinstance(x, ast.Constant) for x in sides
         )
     return False
-
-
-def _folded_away(node: ast.AST, ctx: Context) -> bool:
-    """Is `node` in code MindSpore never compiles because a membership test of a run-time
-    key in a dict folds to a constant: in the body of `if k in d:` (False), in the `else` of
-    `if k not in d:` (True), or after `if k not in d: continue` (also `break`, `return`,
-    `raise`) in the same block? With `k` a tensor or a number read from one (`int(idx[t])`,
-    `.item()`), `in_dict` answers False while compiling (measured, written/heldout38c case
-    `decode_dict_lookup_in_construct_idx_to_char` and probes `fix38c_dictin_*`: the guarded
-    `d[k]` compiles at LAX and STRICT, and the graph returns what the branch never taken
-    gives; the same read after the `if`, or under `k > 0 and k in d`, fails with
-    "dict_getitem evaluator key only supports ... but got ValueAny")."""
-    func = ctx.function
-    child: ast.AST = node
-    for p in ctx.ancestors(node, func):
-        if type(p) is ast.If:
-            folded = _folded_membership(p.test, ctx)
-            if folded is False and any(s is child for s in p.body):
-                return True
-            if folded is True and any(s is child for s in p.orelse):
-                return True
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(p, field, None)
-            if type(block) is list and any(s is child for s in block):
-                for s in block:
-                    if s is child:
-                        break
-                    if type(s) is ast.If and not s.orelse and _exits(s.body) and _folded_membership(s.test, ctx) is True:
-                        return True
-        child = p
-    return False
-
-
-def _exits(body: list[ast.stmt]) -> bool:
-    return bool(body) and type(body[-1]) in (ast.Continue, ast.Break, ast.Return, ast.Raise)
-
-
-def _folded_membership(test: ast.expr, ctx: Context) -> bool | None:
-    """The constant `k in d` / `k not in d` folds to while compiling (False / True), for a
-    dict `d` and a run-time key `k` (a tensor, or a number read from one, not a JIT Fallback
-    value LAX hands to Python); None for any other test."""
-    if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.ops[0]) not in (ast.In, ast.NotIn):
-        return None
-    a = analyzer(ctx)
-    d = test.comparators[0]
-    if not (isinstance(d, ast.Dict) or a.type_class(d) == "dict" or _self_dict(d, ctx) or _module_dict(d, ctx)):
-        return None
-    if a.kind(test.left) not in (Kind.TENSOR, Kind.VAR) or _fallback_key(test.left, ctx):
-        return None
-    return type(test.ops[0]) is ast.NotIn
-
-
-def _fallback_key(key: ast.expr, ctx: Context) -> bool:
-    """Under LAX, a key computed from a JIT Fallback value (`int(x.asnumpy().sum())`,
-    `int(p.value.sum())` of a namedtuple built from a tensor, also one a helper returns or is
-    given) is a Python object: Python reads the dict (measured, written/famc probes
-    `fb_dk_fb*`; difftest seed 9600025)."""
-    scope = ctx.scope
-    return scope is not None and scope.level == "lax" and opaque_at_lax(key, ctx.function, ctx)
-
-
-#: calls that build a dict MindSpore's graph keeps as a dict (measured, written/heldout16b
-#: probes `ls17_od_*`, `ls17_dictcall_*`, `ls17_cod_*`: `self.cache = OrderedDict()` or
-#: `dict()`, then `self.cache[int(t)] = v` or `.get(int(t), v)` fails at LAX and STRICT,
-#: "dict_setitem / dict_getitem evaluator key only supports ..."; `int(t) in self.cache`
-#: compiles)
-#: `nn.CellDict` too: MindSpore compiles its lookups as dict lookups (written/heldout25a
-#: `cells_celldict_runtime_key` and probes `fix26a_celldict_*`: `self.experts[TASKS[int(t)]]`
-#: fails with "dict_getitem evaluator key only supports ... but got ValueAny")
-_DICT_CALLS = frozenset(
-    {"builtins.dict", "collections.OrderedDict", "mindspore.nn.CellDict"}
-)
-
-
-def _self_dict(receiver: ast.expr, ctx: Context) -> bool:
-    """`self.table` bound only to a dict in the class: a display, a dict comprehension,
-    `dict(...)`, `OrderedDict(...)` or `nn.CellDict(...)` (`self.w = {0: 1.0}`, `self.cache = OrderedDict()`,
-    `self.index_of = {h: i for i, h in enumerate(horizons)}`), or a parameter of `__init__`
-    every construction in the file gives such a dict (`self.encoding = encoding` with
-    `Net(ENC)`, `ENC = {0: 0.2}`; `self.s = s if s is not None else {...}`)."""
-    if not (isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) and receiver.value.id == "self"):
-        return False
-    a = analyzer(ctx)
-    cls = a.owner_class(ctx.function)
-    values = a._self_values(cls).get(receiver.attr, []) if cls is not None else []
-    init = _init_of(cls) if cls is not None else None
-    return bool(values) and all(
-        v is not None and _dict_made(v, ctx, cls, init, False) for v in values  # type: ignore[arg-type]
-    )
-
-
-def _dict_made(v: ast.expr, ctx: Context, cls: ast.ClassDef, init: ast.FunctionDef | None, guarded: bool) -> bool:
-    """Is `v` (in `cls`'s `__init__`) a dict for every instance the file builds? A parameter
-    read under a `p if p is not None else {...}` guard (`guarded`) may also be given None."""
-    if isinstance(v, (ast.Dict, ast.DictComp)) or (isinstance(v, ast.Call) and ctx.qualname(v.func) in _DICT_CALLS):
-        return True
-    if isinstance(v, ast.IfExp):
-        return _dict_made(v.body, ctx, cls, init, True) and _dict_made(v.orelse, ctx, cls, init, True)
-    if not (isinstance(v, ast.Name) and init is not None):
-        return False
-    given = _construction_args(v.id, cls, init, ctx)
-    return bool(given) and all(
-        (guarded and isinstance(g, ast.Constant) and g.value is None) or _module_dict_value(g, ctx) for g in given
-    )
-
-
-def _init_of(cls: ast.ClassDef) -> ast.FunctionDef | None:
-    return next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
-
-
-def _construction_args(param: str, cls: ast.ClassDef, init: ast.FunctionDef, ctx: Context) -> list[ast.expr]:
-    """What each `Cls(...)` call of the file gives `__init__`'s parameter `param` (its default
-    where a call leaves it out); empty when a call cannot be read (`*args`, `**kw`) or there
-    is none."""
-    a = init.args
-    positional = [p.arg for p in [*a.posonlyargs, *a.args]][1:]  # without `self`
-    if param not in positional and param not in [p.arg for p in a.kwonlyargs]:
-        return []
-    defaults = dict(zip(positional[len(positional) - len(a.defaults) :], a.defaults, strict=True))
-    defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None})
-    out: list[ast.expr] = []
-    for call in instances(ctx).instantiations(cls.name):
-        if any(isinstance(x, ast.Starred) for x in call.args) or any(k.arg is None for k in call.keywords):
-            return []
-        given: ast.expr | None = next((k.value for k in call.keywords if k.arg == param), None)
-        if given is None and param in positional and positional.index(param) < len(call.args):
-            given = call.args[positional.index(param)]
-        given = given if given is not None else defaults.get(param)
-        if given is None:
-            return []
-        out.append(given)
-    return out
-
-
-def _module_dict_value(e: ast.expr, ctx: Context) -> bool:
-    """A dict display or comprehension, or a module-level name bound once to one."""
-    if isinstance(e, (ast.Dict, ast.DictComp)):
-        return True
-    if not isinstance(e, ast.Name):
-        return False
-    bound = _module_bindings(e.id, ctx)
-    return len(bound) == 1 and isinstance(bound[0], (ast.Dict, ast.DictComp))
-
-
-def _module_dict(receiver: ast.expr, ctx: Context) -> bool:
-    """A module-level name bound to a dict display (`PALETTE = {0: "road"}`) that the
-    function does not bind (measured, written/heldout14b probe `hv_dict_getitem_host_key`:
-    `PALETTE[int(t.argmax())]` fails with `dict_getitem evaluator key only supports ...`)."""
-    if not isinstance(receiver, ast.Name) or ctx.function is None:
-        return False
-    if analyzer(ctx).first_binding_line(receiver.id, ctx.function) is not None:
-        return False
-    bound = _module_bindings(receiver.id, ctx)
-    return len(bound) == 1 and isinstance(bound[0], ast.Dict)
-
-
-def _module_bindings(name: str, ctx: Context) -> list[ast.expr | None]:
-    """The values module-level statements bind to `name` (None for a bare annotation)."""
-    return [
-        st.value
-        for st in ctx.tree.body
-        if isinstance(st, (ast.Assign, ast.AnnAssign))
-        and any(isinstance(t, ast.Name) and t.id == name for t in (st.targets if isinstance(st, ast.Assign) else [st.target]))
-    ]
 
 
 def _host_key_message(key: ast.expr, ctx: Context) -> str:
