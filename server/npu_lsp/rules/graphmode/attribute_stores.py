@@ -487,9 +487,9 @@ def joined_attr(cls: ast.ClassDef | None, attr: str, ctx: Context) -> bool:
     return all(_plain_init_value(v, ctx) for v in values) or given_tensors(cls, attr, ctx)
 
 
-#: a line that may store on `self` (`self.h = ...`, `self.n += 1`, `out, self.h = ...`): a
-#: superset, the walk of `self_stores` decides
-_SELF_STORE_LINE = re.compile(r"self\.\w+[^\n=]*?(?:[-+*/%@&|^]|//|\*\*|>>|<<)?=(?!=)")
+#: a line that starts with a store on `self` (`self.h = ...`, `self.n += 1`, `self.h, c = ...`):
+#: the leading newline makes the search skip from line to line at C speed
+_SELF_STORE_LINE = re.compile(r"\n[ \t]*self\.\w+[ \t]*(?:,[^\n=]*)?(?:[-+*/%@&|^]|//|\*\*|>>|<<)?=(?!=)")
 
 
 def _may_store_on_self(func: ast.AST, ctx: Context) -> bool:
@@ -498,7 +498,9 @@ def _may_store_on_self(func: ast.AST, ctx: Context) -> bool:
     first, last = getattr(func, "lineno", None), getattr(func, "end_lineno", None)
     if first is None or last is None:
         return True
-    return _SELF_STORE_LINE.search("\n".join(ctx.lines[first - 1 : last])) is not None
+    text = "\n".join(ctx.lines[first - 1 : last])
+    # (`out, self.h = ...` has its store after a comma: the walk decides)
+    return _SELF_STORE_LINE.search(text) is not None or ", self." in text
 
 
 def stores_across_join(ctx: Context, lax: list[GraphScope]) -> bool:
