@@ -15,13 +15,17 @@ from npu_lsp.modes import sets_graph_mode
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.attribute_stores import (
+    ACROSS_JOIN,
     branch_stored,
     branch_stores,
     given_tensors,
+    joined_attr,
     nested_self_lines,
     numpy_attr,
+    reaching_store,
     restored_tensor_attrs,
     self_stores,
+    stores_across_join,
     stores_tensor_attrs,
 )
 from npu_lsp.rules.graphmode.dynamic_shape import reaching_assignment
@@ -451,7 +455,17 @@ class FallbackValueShapeQuery(GraphRule):
     `None` on such a path, the same kind of Python object, and so does an attribute of
     `self` stored inside an `if` of compiled code and read after it (`if self.memory is
     None: self.memory = ...`, `if new_mask: self.mask = ...` in a sub-cell; a store outside
-    any `if`, or in a branch MindSpore folds away, is read back as the value); and the shape of such a value given as a target shape
+    any `if`, or in a branch MindSpore folds away, is read back as the value in its own block
+    and in the branches of an `if` after it), and so is one read across a join after a store
+    (`self.h = x`, then `self.h` read in a `for` / `while` body, after any `if` (on a tensor,
+    a shape or a constant flag) or loop, or in a comprehension; `__init__` making it `None`,
+    a number, a tuple or a tensor: `for _ in range(3): self.h = self.gru(x, self.h)` fails;
+    read after a store in the same loop body, or after a store that follows the loop, it is
+    the value); `.reshape(...)` of a product `a @ b` with such an operand (also after
+    arithmetic, or of `ms.Tensor(...)` of it: MindSpore compiles `@` as its own MatMul of the
+    placeholder the value holds while compiling, "proposed_shape ... is invalid for input of
+    size 1"; `np.matmul`, `np.dot` and the product's `.T`, `.flatten()`, `.sum()` compile);
+    and the shape of such a value given as a target shape
     (`ops.reshape(x, a.shape)`, `ops.zeros(a.shape, ...)`, `ops.broadcast_to(y, a.shape)`
     with `a = x.asnumpy()`; not the shape of a `self` attribute stored under an `if`, a
     Tensor whose shape MindSpore reads: written/heldout17a probe `st18_memo_ifnone_shape`);
@@ -649,6 +663,12 @@ class FallbackValueShapeQuery(GraphRule):
       `fix37e_rv_*`, `fix37e_rv2_*` (a list display or a list grown by `append` crashes the
       LAX compile instead; a carry changed by `repeat_interleave` without the item fails too,
       not flagged).
+    - `.reshape` of a product `a @ b` of such a value: written/heldout39b case
+      `eigencam_numpy_svd_in_construct` and probes `fix40a_np_*`, `fix40a_mm_*`.
+    - A `self` attribute read across a join after a store: written/heldout38b probes
+      `fix40a_st_*`, `fix40a_st2_*` and cases `opennmt_decoder_state_tensor_attr_assign`,
+      written/heldout39b `mifgsm_momentum_stored_on_self` (a helper method reading the
+      attribute gets its `__init__` value instead, `fix40a_st2_helper_read_dense`: not flagged).
     """
 
     nodes = (ast.Call, ast.Attribute, ast.Subscript, ast.ListComp, ast.GeneratorExp, ast.For)
@@ -733,6 +753,19 @@ class FallbackValueShapeQuery(GraphRule):
 
     def _check(self, node: ast.AST, ctx: Context, func: ast.AST) -> Iterable[Diagnostic]:
         o = _Opaque(ctx)
+        if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "reshape":
+            product = _matmul_of_fallback(node.func.value, func, o, ctx)
+            if product is not None:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{ctx.segment(product)}` multiplies a JIT Fallback value with `@`: MindSpore compiles the "
+                    "operator as its own MatMul of the placeholder the value holds while compiling, so the product "
+                    f"does not have the array's shape and `{ctx.segment(node.func)}(...)` fails (MindSpore: "
+                    "proposed_shape ... is invalid for input of size 1); use `np.matmul(a, b)` or `np.dot(a, b)`, "
+                    "or compute with tensors",
+                )
+                return
         if type(node) is ast.For:
             why = o.placeholder_iterated(node.iter, func, frozenset())
             if why:
@@ -1365,6 +1398,7 @@ def _has_fallback(ctx: Context) -> bool:
         ) or any(has_none_join(s.function, ctx) for s in lax)
         hit = hit or (nested_self_lines(ctx) and any(branch_stores(s.function) for s in lax))
         hit = hit or bool(namedtuple_classes(ctx)) or stores_numbers(ctx) or stores_tensor_attrs(ctx, lax)
+        hit = hit or stores_across_join(ctx, lax)
         hit = hit or reads_tables(ctx) or stores_held_numbers(ctx) or stores_on_objects(ctx, lax)
         hit = hit or ((ctx.mentions("str(") or ctx.mentions("repr(") or ctx.mentions(".format(")) and any(
             text_of_value(n, ctx, s.function) for s in lax for n in calls_in(s.function)  # type: ignore[arg-type]
@@ -1386,6 +1420,35 @@ def _has_fallback(ctx: Context) -> bool:
         ))
         ctx.cache["opaque.any"] = hit
     return bool(hit)
+
+
+def _matmul_of_fallback(e: ast.expr, func: ast.AST, o: _Opaque, ctx: Context, depth: int = 0) -> ast.BinOp | None:
+    """The `a @ b` with a JIT Fallback operand that `e` (the receiver of `.reshape`) is
+    computed from: the product itself, arithmetic on it, `ms.Tensor(...)` of it, or a name
+    bound to one of these. Under LAX MindSpore compiles `@` as `MatMulExt` of the two
+    placeholders, a tensor of size 1 while compiling, and `reshape` to the array's shape then
+    fails (measured, written/heldout39b case `eigencam_numpy_svd_in_construct`, probes
+    `fix40a_np_*`, `fix40a_mm_*`: `proj = a @ vt[0]` with `a = x.asnumpy()`, then
+    `ms.Tensor(proj.reshape(h, w))`, `(a @ a).reshape(...)`, `(a @ a + 1.0).reshape(...)`,
+    `ms.Tensor(a @ a).reshape(...)` fail, "proposed_shape '[const vector]{2, 8}' is invalid for
+    input of size 1"; `np.matmul`, `np.dot`, `*`, and `.T` / `.flatten()` / `.astype()` /
+    `.sum()` of the product compile)."""
+    if depth > 4:
+        return None
+    if isinstance(e, ast.Name):
+        bound = analyzer(ctx).bound_value(e, func)
+        return None if bound is None else _matmul_of_fallback(bound, func, o, ctx, depth + 1)
+    if isinstance(e, ast.Call):
+        if ctx.qualname(e.func) in TENSOR_CONSTRUCTORS and len(e.args) == 1:
+            return _matmul_of_fallback(e.args[0], func, o, ctx, depth + 1)
+        return None
+    if not isinstance(e, ast.BinOp):
+        return None
+    if type(e.op) is ast.MatMult:
+        if o.value(e.left, func, frozenset()) or o.value(e.right, func, frozenset()):
+            return e
+        return None
+    return _matmul_of_fallback(e.left, func, o, ctx, depth + 1) or _matmul_of_fallback(e.right, func, o, ctx, depth + 1)
 
 
 #: marks, among a call's opaque parameter names, the class of the instance it runs on
@@ -1852,37 +1915,54 @@ class _Opaque:
         )
 
     def _tensor_attr_stored(self, e: ast.Attribute, func: ast.AST, env: frozenset[str], depth: int) -> bool | None:
-        """`self.m`, a plain Tensor `__init__` builds, read in a function that stores it: LAX
-        runs the store as a JIT Fallback `setattr`, and a read before it (also in the store's
-        own value) gets the attribute as a Python object; after the store the read is the
-        value stored (measured, written/zoo probes `ld23_ta_*`: `self.m = 0.9 * self.m +
-        0.1 * x.mean(0)`, or `m = 0.9 * self.m + ...; self.m = m`, then `nn.Dense` of `x -
-        self.m` / `x - m` fails, "'int' object has no attribute '__len__'"; `self.m =
-        x.mean(0)` then the same read compiles; written/heldout23b `r2_tensor_attr_running_update`,
-        heldout23a `r2_rnn_hidden_zero_tensor_in_init_reassigned`). None when not such a read."""
-        if not (isinstance(e.value, ast.Name) and e.value.id == "self") or e.attr not in restored_tensor_attrs(self.ctx):
+        """`self.m` read in a function that stores it: LAX runs the store as a JIT Fallback
+        `setattr`. A read that a store reaches in its block (`reaching_store`) is the value
+        stored; a read across a join (in a loop's body, after an `if` or a loop, in a
+        comprehension) is the attribute read back as a Python object, when `__init__` makes
+        it `None`, a number, a tuple or a tensor (`joined_attr`; measured, written/heldout38b
+        probes `fix40a_st_*`, `fix40a_st2_*`: `self.h = x; for ...: self.h =
+        ops.tanh(self.dense(self.h))` fails, "'int' object has no attribute '__len__'").
+        A plain Tensor `__init__` builds is a Python object read before the first store too
+        (also in the store's own value; measured, written/zoo probes `ld23_ta_*`: `self.m =
+        0.9 * self.m + 0.1 * x.mean(0)`, or `m = 0.9 * self.m + ...; self.m = m`, then
+        `nn.Dense` of `x - self.m` / `x - m` fails; `self.m = x.mean(0)` then the same read
+        compiles; written/heldout23b `r2_tensor_attr_running_update`, heldout23a
+        `r2_rnn_hidden_zero_tensor_in_init_reassigned`). None when not such a read."""
+        if not (isinstance(e.value, ast.Name) and e.value.id == "self"):
+            return None
+        # the per-file facts first (cached): most files have neither
+        restored = e.attr in restored_tensor_attrs(self.ctx)
+        if not restored and not stores_across_join(self.ctx, lax_scopes(self.ctx)):
+            return None
+        own = self_stores(func).get(e.attr)
+        if not own:
             return None
         a = analyzer(self.ctx)
         owner = a.owner_class(func)
         info = a.self_info(owner)
-        if (
-            e.attr not in info.tensors
-            and not given_tensors(owner, e.attr, self.ctx)
-            and not numpy_attr(owner, e.attr, self.ctx)
-        ) or e.attr in info.parameters:
+        if e.attr in info.parameters:
             return None
-        stores = [
-            st for st in self_stores(func).get(e.attr, ())
-            if not in_dead_branch(self.ctx, func, self.ctx.span(st))
-        ]
+        restored = restored and (
+            e.attr in info.tensors or given_tensors(owner, e.attr, self.ctx) or numpy_attr(owner, e.attr, self.ctx)
+        )
+        joined = joined_attr(owner, e.attr, self.ctx)
+        if not (restored or joined):
+            return None
+        stores = [st for st in own if not in_dead_branch(self.ctx, func, self.ctx.span(st))]
         if not stores:
             return None
-        at = (e.lineno, e.col_offset)
-        before = [st for st in stores if (st.end_lineno or 0, st.end_col_offset or 0) <= at]
-        if not before:
-            return True  # read before the first store (or in its own value)
-        last = max(before, key=lambda st: (st.lineno, st.col_offset))
-        value = getattr(last, "value", None)
+        reach = reaching_store(e, func, stores, self.ctx)
+        if reach is ACROSS_JOIN:
+            return True
+        if reach is None and restored:
+            at = (e.lineno, e.col_offset)
+            before = [st for st in stores if (st.end_lineno or 0, st.end_col_offset or 0) <= at]
+            if not before:
+                return True  # read before the first store (or in its own value)
+            reach = max(before, key=lambda st: (st.lineno, st.col_offset))
+        if not isinstance(reach, ast.stmt):
+            return None
+        value = getattr(reach, "value", None)
         return value is not None and self.value(value, func, env, depth)
 
     def opaque_params(self, func: ast.AST, depth: int = 0) -> frozenset[str]:
