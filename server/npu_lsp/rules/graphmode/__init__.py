@@ -28,6 +28,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     construct_wrapped_star_args,
     container_filled_by_sub_cell,
     container_mutated_in_helper,
+    contiguous_branch_output,
     dead_branch_value_before_def,
     defaultdict_missing_key,
     del_statement,

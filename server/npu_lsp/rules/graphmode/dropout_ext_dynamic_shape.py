@@ -9,7 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.dynamic_shape import dynamic_shape
-from npu_lsp.rules.graphmode.helpers import GraphRule, device_choices
+from npu_lsp.rules.graphmode.helpers import GraphRule, runs_on_cpu
 from npu_lsp.rules.graphmode.list_grown_in_tensor_loop import iterated_declared_dynamic
 
 #: the spellings of MindSpore 2.10's `dropout_ext` (`mint.nn.functional.dropout` is it)
@@ -71,7 +71,7 @@ class DropoutExtDynamicShapeCpu(GraphRule):
         assert isinstance(node, ast.Call)
         if not node.args or isinstance(node.args[0], ast.Starred) or ctx.function is None:
             return ()
-        if ctx.qualname(node.func) not in _DROPOUT_EXT or not _runs_on_cpu(ctx):
+        if ctx.qualname(node.func) not in _DROPOUT_EXT or not runs_on_cpu(ctx):
             return ()
         t = node.args[0]
         if isinstance(t, ast.Call) and isinstance(t.func, ast.Name) and t.func.id == "enumerate":
@@ -86,21 +86,3 @@ class DropoutExtDynamicShapeCpu(GraphRule):
             )
         ]
 
-
-def _runs_on_cpu(ctx: Context) -> bool:
-    """Does the script choose the CPU with a literal (`ms.set_device("CPU")`,
-    `ms.set_context(device_target="CPU")`)? A script naming no device may run on Ascend,
-    where `DropoutExt` has a kernel: not judged."""
-    key = "ms257.cpu"
-    hit = ctx.cache.get(key)
-    if hit is None:
-        hit = False
-        if ctx.mentions("CPU"):
-            for given in device_choices(ctx.tree, ctx):
-                if isinstance(given, ast.Constant) and given.value == "CPU":
-                    hit = True
-                elif given is not None:
-                    hit = False
-                    break  # another device chosen too: not judged
-        ctx.cache[key] = hit
-    return bool(hit)

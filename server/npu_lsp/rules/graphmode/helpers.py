@@ -402,3 +402,22 @@ def device_choices(tree: ast.Module, ctx: Context) -> Iterator[ast.expr | None]:
             yield next((k.value for k in n.keywords if k.arg == "device_target"), None)
         elif q == "mindspore.set_device" and n.args:
             yield n.args[0]
+
+
+def runs_on_cpu(ctx: Context) -> bool:
+    """Does the script choose the CPU with a literal (`ms.set_device("CPU")`,
+    `ms.set_context(device_target="CPU")`), and no other device? A script naming no device
+    may run on Ascend, whose kernels and graph passes differ (MS257, MS248): not judged."""
+    key = "helpers.runs_on_cpu"
+    hit = ctx.cache.get(key)
+    if hit is None:
+        hit = False
+        if ctx.mentions("CPU"):
+            for given in device_choices(ctx.tree, ctx):
+                if isinstance(given, ast.Constant) and given.value == "CPU":
+                    hit = True
+                elif given is not None:
+                    hit = False
+                    break  # another device chosen too: not judged
+        ctx.cache[key] = hit
+    return bool(hit)

@@ -104,7 +104,7 @@ class HostListIterated(GraphRule):
     ms.Tensor(host_list)`, a namedtuple's field, a helper or `@ms.jit` function returning
     one, `functools.reduce(...)` of tensors, `x * max(s, 0.1)` of a run-time scalar `s`:
     `[float(d) for d in (x.shape[0], x.shape[1],
-    x.ndim)]`, `[float(v) for v in x[0]]`), and a `for` appending to a list over such values
+    x.ndim)]`, `[float(d) for d in x.shape]`, `[float(v) for v in x[0]]`), and a `for` appending to a list over such values
     (`for v in x[0]: lst.append(v)`: "'Tensor' object has no attribute 'append'").
 
     ## Why is this bad?
@@ -256,7 +256,7 @@ class HostListIterated(GraphRule):
 
     def _interpreted(self, node: ast.ListComp, ctx: Context) -> Iterable[Diagnostic]:
         it = node.generators[0].iter
-        if type(it) in (ast.Tuple, ast.List, ast.Subscript) and _interpreted_items(it, ctx):
+        if type(it) in (ast.Tuple, ast.List, ast.Subscript, ast.Attribute) and _interpreted_items(it, ctx):
             yield ctx.diagnostic(
                 self,
                 node,
@@ -471,6 +471,11 @@ def _interpreted_items(it: ast.expr, ctx: Context) -> bool:
         elts = it.elts  # type: ignore[attr-defined]
         return bool(elts) and all(interpreted(x, ctx, func) for x in elts)
     if t is ast.Subscript and type(it.slice) is not ast.Slice:  # type: ignore[attr-defined]
+        return analyzer(ctx).kind(it.value) == Kind.TENSOR and interpreted(it.value, ctx, func)  # type: ignore[attr-defined]
+    if t is ast.Attribute and it.attr == "shape":  # type: ignore[attr-defined]
+        # `[float(d) for d in x.shape]` (measured, written/lax probe
+        # `fix40b_fs_inline_comp_shape_tuple`: "Failed to infer for primitive:typeof" at LAX
+        # after `x = x + math.log1p(x.abs().sum())`)
         return analyzer(ctx).kind(it.value) == Kind.TENSOR and interpreted(it.value, ctx, func)  # type: ignore[attr-defined]
     return False
 

@@ -98,8 +98,10 @@ class TensorDictKey(GraphRule):
     `self.heads['a' if x.sum() > 0 else 'b'](x)` on an `nn.CellDict`, `w[0 if x.sum() > 0
     else 1]`, `d.get(...)` and stores with such a key, and a name bound to different
     constants on the sides of an `if` on a tensor (`if x.sum() > 0: k = 'a' else: k =
-    'b'`) read after it; a condition that folds (`x.ndim == 2`) picks a constant, and
-    under LAX one on a JIT Fallback value is Python's choice.
+    'b'`) read after it; a condition that folds (`x.ndim == 2`) picks a constant. Under
+    LAX a condition on a JIT Fallback value picks in the graph too (`'a' if
+    x.asnumpy().sum() > 0 else 'b'`): the key is `ValueAny` even though
+    `int(x.asnumpy().sum() > 0)` as the key itself is a Python object LAX looks up.
     A membership test of such a key folds instead: `k in d` is False while compiling (and
     `k not in d` True), so the body of `if k in d:` (or what follows `if k not in d:
     continue`) is never compiled and its `d[k]` is not flagged; the program compiles, but
@@ -145,7 +147,9 @@ class TensorDictKey(GraphRule):
     - Keys picked by a run-time condition: the written lax probes `genfresh31_dk_*`
       ("dict_getitem / dict_setitem evaluator key only supports ... but got ValueAny" at
       LAX and STRICT; under `x.ndim == 2`, and a `CellList` index, it compiles) and fresh
-      v5 seed 11800158.
+      v5 seed 11800158; a condition on a JIT Fallback value under LAX: written/lax probes
+      `fix40b_dk_*` and fresh v6 seed 12001378 (rejected; `int(x.asnumpy().sum() > 0)` as
+      the key and a lookup under each side compile).
     - Comprehension keys over values JIT Fallback made (`{i: r for i, r in enumerate(x)}`
       after `x = x * math.exp(...)`; `{f'c{i}': v for i, v in enumerate(x.tolist()[0])}`):
       the written famc probes `g17_an_dictcomp_*` (rejected at LAX and STRICT; over a
@@ -483,8 +487,7 @@ def _runtime_choice(key: ast.expr, ctx: Context) -> ast.expr | None:
     """The run-time condition that picks the constant key `key`: `'a' if c else 'b'`, or a
     local name every binding of which gives a constant (two different ones at least), one of
     them under `if c:` / `else:` (a name bound once to such a pick too). None when the
-    condition folds while compiling (`x.ndim == 2`) or, under LAX, is a JIT Fallback value
-    (Python picks the key then)."""
+    condition folds while compiling (`x.ndim == 2`)."""
     a = analyzer(ctx)
     if type(key) is ast.IfExp:
         if not (type(key.body) is ast.Constant and type(key.orelse) is ast.Constant):
@@ -510,9 +513,14 @@ def _runtime_choice(key: ast.expr, ctx: Context) -> ast.expr | None:
 
 
 def _runtime_test(test: ast.expr, ctx: Context) -> bool:
-    """Is `test` known only at run time in the graph (a tensor or a run-time scalar, not a
-    JIT Fallback value under LAX)?"""
-    return analyzer(ctx).kind(test).dynamic and not fallback_key(test, ctx)
+    """Is `test` known only at run time in the graph (a tensor or a run-time scalar)? Also
+    one on a JIT Fallback value under LAX: the graph still joins the two constants into
+    `ValueAny` (measured, written/lax probes `fix40b_dk_*`: `'a' if s > 0 else 'b'` and
+    `if s > 0: key = 'a'` with `s = x.asnumpy().sum()`, or after `x = x +
+    Tensor(x.asnumpy())` or a namedtuple's `_asdict()['value']`, fail at LAX with
+    "dict_getitem evaluator key only supports ... but got ValueAny"; difftest v6 seed
+    12001378)."""
+    return analyzer(ctx).kind(test).dynamic
 
 
 def _is_parameter(name: str, fn: ast.AST) -> bool:
