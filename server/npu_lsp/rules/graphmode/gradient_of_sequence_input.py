@@ -92,12 +92,15 @@ class GradientOfSequenceInput(GraphRule):
     """## What it does
     Flags, in an `@ms.jit` function or a network's `construct` that Python calls with a
     tuple or list of tensors (`run(params, x)` with `params = (ms.Tensor(...),
-    ms.Tensor(...))`), a gradient taken only with respect to those tensors (the tuple
-    itself, `params[0]`, `*params`, names unpacked from it, also in the helpers and the
+    ms.Tensor(...))`, a list grown by `append`s of them) or a dict of them (`{"w": ...}`),
+    a gradient taken only with respect to those tensors (the tuple itself, `params[0]`,
+    `params["w"]`, `*params`, names unpacked from it, also in the helpers and the
     differentiated functions it reaches) when the gradients are then used: unpacked
     (`gw, gb = ms.grad(f, grad_position=(0, 1))(params[0], params[1], x)`), indexed, used
-    as a tensor, or zipped with the parameters into a new tuple that is unpacked later
-    (the functional MAML inner step).
+    as a tensor, or zipped with the parameters into a new tuple, list or dict
+    (`dict(zip(names, grads))`, a list a loop over them would `append` to) that is indexed,
+    unpacked or spread into a call (`f(*fast, x)`) later, also on the second pass of an
+    unrolled loop (`for _ in range(2)`: the functional MAML inner step).
 
     ## Why is this bad?
     MindSpore makes every top-level input that is not a tensor (a tuple, a list, a
@@ -150,6 +153,16 @@ class GradientOfSequenceInput(GraphRule):
       rejected once unpacked or used; returning it or taking `len` compiles, and so do
       `ms.mutable(params)`, `params[0] + 0.0`, separate arguments, and a tuple built in the
       graph from tensor inputs.
+    - Written set `heldout40a` (`maml_enumerate_names_print_norms`,
+      `maml_inner_grad_clip_by_value_clean`, `maml_dict_fast_weights_comprehension`) and its
+      probes `fix40c_*`: a dict input (`The key w1 does not exist in the dict:{}` once
+      `dict(zip(names, grads))` is read), a module-level list grown by `append`, a list a
+      `for` over `enumerate(zip(names, grads))` appends to then indexed by a helper
+      (`list_getitem ... empty sequence`), the tuple zipped from the empty gradient spread
+      into the next call (`The parameters number of the function is 4, but the number of
+      provided arguments is 2`: a second loop pass, or a plain call after the update) and a
+      nested `@ms.jit` given the tuple are rejected; one loop pass (`range(1)`), the
+      zipped tuple only returned, and `len` of the appended list compile.
     """
 
     nodes = (ast.FunctionDef,)
@@ -458,7 +471,7 @@ class _Walk:
         f = e.func
         if isinstance(f, ast.Name) and f.id in _SAME_LENGTH and f.id not in s.env:
             return self._sequence_builtin(e, s)
-        if isinstance(f, ast.Attribute) and f.attr in _GROWERS and isinstance(f.value, ast.Name) and isinstance(s.env.get(f.value.id), _NewList):
+        if isinstance(f, ast.Attribute) and f.attr in _GROWERS and isinstance(f.value, ast.Name) and isinstance(s.env.get(f.value.id), (_NewList, _Empty)):
             s.env[f.value.id] = None  # grown: no longer known to be empty
         if isinstance(f, ast.Name) and f.id == "len":
             return None, self._exprs(e.args, s)

@@ -18,8 +18,10 @@ class TensorToHost(GraphRule):
     """## What it does
     Under the STRICT syntax level, flags `t.asnumpy()`, `t.numpy()`, `t.tolist()`, `str(t)` and `repr(t)` on tensors
     inside compiled code (including methods of custom classes that `construct` calls), also
-    on the variable of a `for` over a local list grown only with tensors (`for h in
-    hist[::-1]: h.tolist()`).
+    on the variable of a `for` or a comprehension over a local list grown only with tensors
+    (`for h in hist[::-1]: h.tolist()`; for `asnumpy()`, grown with any graph value, also
+    an item `fisher[0]` and a tensor method's result on one: `[f.mean().asnumpy() for f in
+    fisher]`).
 
     ## Why is this bad?
     STRICT compiles everything into the graph and has no host objects: MindSpore stops with
@@ -49,6 +51,10 @@ class TensorToHost(GraphRule):
 
     ## References
     - RULES.md, section 2 (STRICT only): `t.asnumpy()`, `t.tolist()`, `str(t)` on tensors.
+    - Measured on MindSpore 2.10 (CPU): written set `heldout40a`
+      (`ewc_fisher_diag_estimate_numpy_mean_in_construct`) and its probes
+      `fix40c_asnumpy_appended_*`: `asnumpy()` on items of a list grown with `g ** 2` in
+      `construct` fails under STRICT in a comprehension, a `for` and by index.
     """
 
     nodes = (ast.Call,)
