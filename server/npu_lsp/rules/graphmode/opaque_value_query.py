@@ -273,6 +273,28 @@ def _constant_keywords_only(call: ast.Call, func: ast.AST, ctx: Context) -> bool
     return all(k.arg is not None and a.kind(k.value, func) == Kind.CONST for k in call.keywords)
 
 
+#: arguments a MindSpore function checks the Python type of with `_check_attr_dtype`
+#: (ops/function/math_func.py), by name and position: given a JIT Fallback value (a number
+#: LAX stores on `self` in `construct`: `self.tau = self.tau * 0.9`, also read before the
+#: store) the check sees a Tensor (measured, written/heldout40c cases
+#: `fbnet_tau_anneal_self_mutation`, `r2_fbnet_tau_mutated_before_gumbel`, probes
+#: `fix40e_tau_*`: "For 'gumbel_softmax', the type of 'tau' should be 'float', but got type
+#: 'Tensor'", by keyword or position, and `hard`; a local `tau` computed from the attribute
+#: compiles). Only the measured function: `argmax`'s `keepdim`, `diag_embed`'s offsets,
+#: `quantile`'s `axis` use the same check but were not measured.
+_GUMBEL_CHECKED = (("tau", 1, "float"), ("hard", 2, "bool"), ("dim", 3, "int"))
+_TYPE_CHECKED_ARGUMENTS: dict[str, tuple[tuple[str, int, str], ...]] = {
+    "mindspore.ops.gumbel_softmax": _GUMBEL_CHECKED,
+    "mindspore.ops.function.math_func.gumbel_softmax": _GUMBEL_CHECKED,
+}
+
+
+def ctx_segment(ctx: Context, e: ast.expr) -> str:
+    """The source text of `e` (shortened for a message)."""
+    text = ctx.segment(e)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _call_arguments(call: ast.Call) -> list[ast.expr]:
     """The expressions `call` gives, positional then keyword (a starred one as itself)."""
     return [*call.args, *(k.value for k in call.keywords)]
@@ -3176,6 +3198,12 @@ class _Opaque:
             if over is not None:
                 said = _COMPREHENSION_READERS[f"builtins.{fn}"]
                 return _ITERATED_MESSAGE.format(fn=fn, over=ast.unparse(over), said=said)
+        typed = _TYPE_CHECKED_ARGUMENTS.get(self.ctx.qualname(call.func) or "")
+        for name, position, want in typed or ():
+            given = _argument(call, name, position)
+            if given is not None and self.value(given, func, env):
+                fn = (self.ctx.qualname(call.func) or "").removeprefix("mindspore.")
+                return f"`{fn}` checks while compiling that its `{name}` is a Python {want}, and `{ctx_segment(self.ctx, given)}` is a JIT Fallback value, which it sees as a Tensor (MindSpore: For '{fn.rsplit('.', 1)[-1]}', the type of '{name}' should be '{want}', but got type 'Tensor'); compute it in a local from a constant, or pass it in"
         if not args or not any(self.value(a, func, env) for a in args):
             return None
         cells, functions = _queries()
