@@ -33,7 +33,11 @@ class FallbackContainerRead(GraphRule):
     value: a number read from a tensor JIT Fallback made (`self.blocks[int(x.asnumpy().sum()
     > 0)](x)`), or from a tensor that went through a fallback value first (`x = x +
     len(str(x.mean())) * 0`, also in a sub-cell that returns it), or a name of a constant
-    list picked by such a number (`self.heads[self.names[int(x.sum() > 0)]](x)`).
+    list picked by such a number (`self.heads[self.names[int(x.sum() > 0)]](x)`), a number
+    stored on `self` in `construct` (`self.active_index = random.randint(0, 2)`, also a
+    constant), or a `numpy.random` draw given a run-time value (`np.random.choice(3,
+    p=probs.asnumpy())`). Also `zip()` of such a value with an `nn.CellList` on `self`
+    (`for keep, blk in zip(mask.asnumpy().tolist(), self.blocks)`).
     Also the auxiliary dict of `(loss, aux), g = ms.value_and_grad(f, has_aux=True)(x)`
     (`f` returning `loss, {"out": ...}`) read by a str key or `.values()` / `.items()` /
     `.keys()` when `x` is such a JIT Fallback value.
@@ -45,7 +49,10 @@ class FallbackContainerRead(GraphRule):
     KernelTensor`. Without the fallback value the same pick behaves as in a graph: a
     `CellList` indexed by `int(x.sum() > 0)` or `(x.sum() > 0).item()` compiles, and a
     `CellDict` key read from a run-time tensor fails while compiling (MS121). STRICT has
-    no JIT Fallback and rejects the fallback value itself.
+    no JIT Fallback and rejects the fallback value itself. The `zip()` is run as Python
+    too and the cells it hands out cannot be typed: `Default/Cast-op0 does not support this
+    kernel data type`; a graph tensor or a list of `.item()`s zipped with the CellList, or
+    the fallback list walked by `range`, compile.
     Given a JIT Fallback value, the gradient function does not hand its auxiliary dict
     back as a dict either: `aux["out"]` fails with `TypeError: tuple indices must be
     integers or slices, not str` and `aux.values()` with "'Tensor' object has no attribute
@@ -80,6 +87,14 @@ class FallbackContainerRead(GraphRule):
       dict read by key or `.values()` after `x = Tensor(x.asnumpy())`, also in a `for`,
       fails, while unread, a graph `x`, or `float(bool((x > 0).any()))` added to `x`
       compile; difftest seeds 12000049, 12000124).
+    - Written/heldout40c cases `proxyless_set_active_in_construct_random`,
+      `proxyless_sample_numpy_choice_in_construct`, `gate_blockdrop_policy_tolist_in_construct`
+      (and their `r2_` neighbours) and probes `fix40e_rnd_self_*`, `fix40e_rnd_np_*`,
+      `fix40e_zip_*`: a random draw or a constant stored on `self` then picking a cell (also
+      through a local), `np.random.choice(3, p=...asnumpy())` or `np.random.randint` of a
+      run-time bound picking one, and `zip(mask.asnumpy().tolist(), self.blocks)` fail at
+      LAX; a draw left unread or scaling a tensor, a constant `p`, and the mask zipped with a
+      list of floats compile.
     """
 
     nodes = (ast.Call, ast.Subscript)

@@ -597,7 +597,12 @@ class FallbackValueShapeQuery(GraphRule):
     A fallback result is an opaque Python object while compiling: arithmetic on it works,
     but its shape and dtype are unknown, and MindSpore fails inside its own code:
     `Failed to infer for primitive:DtypeToEnum`, `'int' object has no attribute '__len__'`,
-    `'int' object is not subscriptable`, `negative dimensions are not allowed`.
+    `'int' object is not subscriptable`, `negative dimensions are not allowed`. A function
+    that checks the Python type of an argument while compiling sees such a value as a
+    Tensor: `ops.gumbel_softmax(logits, tau=self.tau)` in a `construct` that also stores
+    `self.tau = self.tau * decay` (before or after the call) fails with "For
+    'gumbel_softmax', the type of 'tau' should be 'float', but got type 'Tensor'" (also
+    `hard`, `dim`).
 
     ## Example
     ```python
@@ -671,6 +676,11 @@ class FallbackValueShapeQuery(GraphRule):
       `fix37e_rv_*`, `fix37e_rv2_*` (a list display or a list grown by `append` crashes the
       LAX compile instead; a carry changed by `repeat_interleave` without the item fails too,
       not flagged).
+    - `ops.gumbel_softmax`'s `tau` / `hard` given a number stored on `self` in `construct`:
+      written/heldout40c cases `fbnet_tau_anneal_self_mutation`,
+      `r2_fbnet_tau_mutated_before_gumbel` and probes `fix40e_tau_*` (by keyword or position,
+      read before or after the store, a constant stored; a local `tau` computed from the
+      attribute, or another attribute stored, compile).
     """
 
     nodes = (ast.Call, ast.Attribute, ast.Subscript, ast.ListComp, ast.GeneratorExp, ast.For)

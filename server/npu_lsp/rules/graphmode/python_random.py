@@ -37,7 +37,8 @@ class PythonRandomInGraph(GraphRule):
     `random.choice`, `random.choices`, `random.sample` or `random.shuffle` of Cells or
     functions (`random.sample([self.blur, self.noise], 2)` with methods of the network,
     `random.choice((self.a, self.b))` with sub-cells, `random.choice([ops.relu,
-    ops.tanh])`, a local list or a `self` list of them), at every syntax level; and under LAX `random.sample(range(n), k)` where `n` is a
+    ops.tanh])`, a local list or a `self` list of them, an `nn.CellList` on `self` or a slice
+    of it: `random.choice(self.choices)`), at every syntax level; and under LAX `random.sample(range(n), k)` where `n` is a
     number read from a run-time tensor (`range(int(labels.max()) + 1)`, `.item()`).
 
     ## Why is this bad?
@@ -51,8 +52,8 @@ class PythonRandomInGraph(GraphRule):
     (`random.random() < 0.5`, `random.uniform(0.5, 1.5)`, `random.randint(0, 3)`,
     `random.sample(range(4), 2)`, `random.choice(["sum", "mean"])`: drawn once while
     compiling, so every call of the network sees the same draw), a range of a shape,
-    `random.choice(range(int(t) + 1))`, and indexing a list of Cells with
-    `random.randint(0, 1)`.
+    `random.choice(range(int(t) + 1))`, indexing a list of Cells with
+    `random.randint(0, 1)`, and `random.choice` of an `nn.SequentialCell`.
 
     ## Example
     ```python
@@ -83,6 +84,9 @@ class PythonRandomInGraph(GraphRule):
       unused, in a loop and with `.item()`; constants, shapes and `choice` of a run-time
       range compile under LAX) and its cases `r2_restore_degradation_pipeline_random`,
       `meta_task_sampler_random`.
+    - A `CellList`: written/heldout40c case `r2_spos_random_choice_of_celllist_direct` and
+      probes `fix40e_rnd_choice_*` (`random.choice` of a CellList, also unused or of a
+      slice, rejected at both levels; of a `SequentialCell` it compiles).
     """
 
     nodes = (ast.Call,)
