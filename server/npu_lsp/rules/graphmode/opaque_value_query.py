@@ -277,6 +277,28 @@ def _constant_keywords_only(call: ast.Call, func: ast.AST, ctx: Context) -> bool
     return all(k.arg is not None and a.kind(k.value, func) == Kind.CONST for k in call.keywords)
 
 
+#: arguments a MindSpore function checks the Python type of with `_check_attr_dtype`
+#: (ops/function/math_func.py), by name and position: given a JIT Fallback value (a number
+#: LAX stores on `self` in `construct`: `self.tau = self.tau * 0.9`, also read before the
+#: store) the check sees a Tensor (measured, written/heldout40c cases
+#: `fbnet_tau_anneal_self_mutation`, `r2_fbnet_tau_mutated_before_gumbel`, probes
+#: `fix40e_tau_*`: "For 'gumbel_softmax', the type of 'tau' should be 'float', but got type
+#: 'Tensor'", by keyword or position, and `hard`; a local `tau` computed from the attribute
+#: compiles). Only the measured function: `argmax`'s `keepdim`, `diag_embed`'s offsets,
+#: `quantile`'s `axis` use the same check but were not measured.
+_GUMBEL_CHECKED = (("tau", 1, "float"), ("hard", 2, "bool"), ("dim", 3, "int"))
+_TYPE_CHECKED_ARGUMENTS: dict[str, tuple[tuple[str, int, str], ...]] = {
+    "mindspore.ops.gumbel_softmax": _GUMBEL_CHECKED,
+    "mindspore.ops.function.math_func.gumbel_softmax": _GUMBEL_CHECKED,
+}
+
+
+def ctx_segment(ctx: Context, e: ast.expr) -> str:
+    """The source text of `e` (shortened for a message)."""
+    text = ctx.segment(e)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _call_arguments(call: ast.Call) -> list[ast.expr]:
     """The expressions `call` gives, positional then keyword (a starred one as itself)."""
     return [*call.args, *(k.value for k in call.keywords)]
@@ -589,7 +611,12 @@ class FallbackValueShapeQuery(GraphRule):
     A fallback result is an opaque Python object while compiling: arithmetic on it works,
     but its shape and dtype are unknown, and MindSpore fails inside its own code:
     `Failed to infer for primitive:DtypeToEnum`, `'int' object has no attribute '__len__'`,
-    `'int' object is not subscriptable`, `negative dimensions are not allowed`.
+    `'int' object is not subscriptable`, `negative dimensions are not allowed`. A function
+    that checks the Python type of an argument while compiling sees such a value as a
+    Tensor: `ops.gumbel_softmax(logits, tau=self.tau)` in a `construct` that also stores
+    `self.tau = self.tau * decay` (before or after the call) fails with "For
+    'gumbel_softmax', the type of 'tau' should be 'float', but got type 'Tensor'" (also
+    `hard`, `dim`).
 
     ## Example
     ```python
@@ -669,6 +696,11 @@ class FallbackValueShapeQuery(GraphRule):
       `fix40a_st_*`, `fix40a_st2_*` and cases `opennmt_decoder_state_tensor_attr_assign`,
       written/heldout39b `mifgsm_momentum_stored_on_self` (a helper method reading the
       attribute gets its `__init__` value instead, `fix40a_st2_helper_read_dense`: not flagged).
+    - `ops.gumbel_softmax`'s `tau` / `hard` given a number stored on `self` in `construct`:
+      written/heldout40c cases `fbnet_tau_anneal_self_mutation`,
+      `r2_fbnet_tau_mutated_before_gumbel` and probes `fix40e_tau_*` (by keyword or position,
+      read before or after the store, a constant stored; a local `tau` computed from the
+      attribute, or another attribute stored, compile).
     """
 
     nodes = (ast.Call, ast.Attribute, ast.Subscript, ast.ListComp, ast.GeneratorExp, ast.For)
@@ -3319,6 +3351,12 @@ class _Opaque:
             if over is not None:
                 said = _COMPREHENSION_READERS[f"builtins.{fn}"]
                 return _ITERATED_MESSAGE.format(fn=fn, over=ast.unparse(over), said=said)
+        typed = _TYPE_CHECKED_ARGUMENTS.get(self.ctx.qualname(call.func) or "")
+        for name, position, want in typed or ():
+            given = _argument(call, name, position)
+            if given is not None and self.value(given, func, env):
+                fn = (self.ctx.qualname(call.func) or "").removeprefix("mindspore.")
+                return f"`{fn}` checks while compiling that its `{name}` is a Python {want}, and `{ctx_segment(self.ctx, given)}` is a JIT Fallback value, which it sees as a Tensor (MindSpore: For '{fn.rsplit('.', 1)[-1]}', the type of '{name}' should be '{want}', but got type 'Tensor'); compute it in a local from a constant, or pass it in"
         if not args or not any(self.value(a, func, env) for a in args):
             return None
         cells, functions = _queries()
