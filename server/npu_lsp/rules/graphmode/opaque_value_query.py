@@ -21,6 +21,7 @@ from npu_lsp.rules.graphmode.attribute_stores import (
     given_tensors,
     joined_attr,
     nested_self_lines,
+    none_guarded,
     numpy_attr,
     reaching_store,
     restored_tensor_attrs,
@@ -1985,7 +1986,7 @@ class _Opaque:
             return None
         reach = reaching_store(e, func, stores, self.ctx)
         if reach is ACROSS_JOIN:
-            return True
+            return not none_guarded(e, func, self.ctx)
         if reach is None and restored:
             at = (e.lineno, e.col_offset)
             before = [st for st in stores if (st.end_lineno or 0, st.end_col_offset or 0) <= at]
