@@ -23,7 +23,7 @@ SUPPORT_MODULES = {
     "returns", "host_values", "constructed", "mappers", "ranks", "interpreted", "loop_lambda",
     "lax_functions", "attribute_stores", "number_stores", "table_reads", "python_instances", "fallback_calls",
     "training_mode",
-    "list_compare", "tensor_names", "typed_scalar_tensor", "overload_choice", "dict_keys",
+    "list_compare", "tensor_names", "typed_scalar_tensor", "overload_choice", "dict_keys", "loop_exit_joins", "runtime_scalars",
 }
 
 

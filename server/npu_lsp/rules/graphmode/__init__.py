@@ -57,6 +57,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     global_statement_in_graph,
     grad_function_keyword,
     grad_of_respecialized_function,
+    grad_of_varargs_function,
     gradient_of_constant_input,
     gradient_of_sequence_input,
     graph_builtin_semantics,

@@ -35,7 +35,7 @@ from npu_lsp.rules.graphmode.optimizer_calls import (
     result_value,
 )
 from npu_lsp.rules.graphmode.parameter_receivers import builds_optimizer, is_parameter_container
-from npu_lsp.rules.graphmode.values import _callees, instances
+from npu_lsp.rules.graphmode.values import callees_by_call, instances
 
 _SHAPE_CALLS = frozenset({"mindspore.ops.shape"})
 _SHAPE_PRIMITIVES = frozenset({"Shape", "TensorShape"})
@@ -184,7 +184,7 @@ class Values:
         # one function may be listed twice: a closure's call is reached from the closure and
         # from the function defining it (`gate(x, None, 2.0)` in `def stage0` nested in
         # `construct`; fresh v6 seed 12000605)
-        found = list({id(f): f for f in _callees(self.ctx).get(id(call), ()) if type(f) is ast.FunctionDef}.values())
+        found = list({id(f): f for f in callees_by_call(self.ctx).get(id(call), ()) if type(f) is ast.FunctionDef}.values())
         if len(found) == 1:
             return found[0]
         f = call.func

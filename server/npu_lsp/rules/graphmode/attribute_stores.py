@@ -7,6 +7,7 @@ again. Numbers stored on `self` are `number_stores`'."""
 from __future__ import annotations
 
 import ast
+import re
 
 from npu_lsp.astutil import STATEMENT_BLOCKS
 from npu_lsp.engine import Context
@@ -374,3 +375,193 @@ def stores_tensor_attrs(ctx: Context, lax: list[GraphScope]) -> bool:
         if (tensors or given) and any(attr in tensors | given for attr in self_stores(s.function)):
             return True
     return False
+
+
+class _Join:
+    """The outcome of `reaching_store` when the read is in a block MindSpore reaches by a join."""
+
+
+#: `reaching_store`: no store reaches the read inside one block; the read is a JIT Fallback object
+ACROSS_JOIN = _Join()
+#: loops: their body starts at the loop's header, which joins the way in and the next pass
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+#: expressions MindSpore compiles as graphs of their own (a comprehension's first iterable is
+#: evaluated outside it)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def reaching_store(e: ast.Attribute, func: ast.AST, stores: list[ast.stmt], ctx: Context) -> ast.stmt | _Join | None:
+    """Which of `stores` (statements of `func` storing `self.<attr>`) gives the read `e` of
+    `self.<attr>` its value, following MindSpore's parser: under LAX a store on `self` is a
+    JIT Fallback `setattr` and the parser remembers the value stored as a variable of the
+    block; a read finds it in its own block or, up through blocks with one way in, in the
+    block of an enclosing `if` (before the `if`). A join has no such variable: the block
+    after an `if` (folded or not, storing or not), a loop's body (its header joins the way
+    in with the next pass), the block after a loop, and a comprehension (a graph of its
+    own) read the attribute by a run-time `getattr`, a Python object of unknown shape
+    (measured, written/heldout38b probes `fix40a_st_*`, `fix40a_st2_*`: `self.h = x`, then
+    `self.dense(self.h)` in a `for` / `while` body, after an `if` on a tensor, a shape or a
+    constant flag, after a loop, or in a comprehension fails at LAX, "'int' object has no
+    attribute '__len__'", `nn.GRUCell` "'hx' ... Float64"; in the `if`'s body, after a
+    store in the same loop body, or after a store that follows the loop it compiles).
+
+    The store reaching the read; `ACROSS_JOIN` when a join comes between a store and the
+    read; None when no store comes before the read on any way to it (a store in the other
+    branch of an `if` does not: RevIN's `if mode == "norm": self.mean = ...` / `elif mode ==
+    "denorm": x * self.stdev`, written/heldout14 case `ts_revin_normalization`, compiles),
+    or a `with` / `try` / `match` is in the way (not measured)."""
+    # expression level: up to the statement holding the read
+    child: ast.AST = e
+    grandchild: ast.AST | None = None
+    p = ctx.parent(e)
+    own_graph = False
+    while p is not None and not isinstance(p, ast.stmt):
+        if isinstance(p, ast.Lambda):
+            return None
+        if isinstance(p, _COMPREHENSIONS):
+            first = p.generators[0]
+            if not (child is first and grandchild is first.iter):
+                own_graph = True
+        grandchild, child, p = child, p, ctx.parent(p)
+    if p is None:
+        return None
+    ids = {id(s) for s in stores}
+    starts = [(s.lineno, s.col_offset) for s in stores]
+    joined = own_graph  # a join (or a graph of its own) lies between the read and the block
+    stmt: ast.stmt = p
+    while True:
+        parent = ctx.parent(stmt)
+        if parent is None:
+            return None
+        block = next(
+            (seq for field in ("body", "orelse", "finalbody") if isinstance(seq := getattr(parent, field, None), list) and stmt in seq),
+            None,
+        )
+        if block is None:
+            return None
+        for prev in reversed(block[: block.index(stmt)]):
+            if id(prev) in ids:
+                return ACROSS_JOIN if joined else prev
+            t = type(prev)
+            if t is ast.If or t in _LOOPS:
+                if any(_block_holds([prev], at) for at in starts):
+                    return ACROSS_JOIN  # stored inside, read after the join
+                joined = True  # the block after it is a join: a store before it is not seen
+            elif t in STATEMENT_BLOCKS:
+                return None
+        if parent is func:
+            return None
+        if isinstance(parent, ast.If):
+            # a branch has one way in: a store before the `if` reaches it (a store in the
+            # other branch does not: no run passes both)
+            stmt = parent
+            continue
+        if isinstance(parent, _LOOPS) and block is parent.body:
+            if any(_block_holds(block, at) for at in starts):
+                return ACROSS_JOIN  # stored later in the body: the next pass reads it
+            joined = True  # the header joins the way in and the next pass
+            stmt = parent
+            continue
+        return None  # a `with`, `try` or `match` block, a nested definition: not measured
+
+
+def none_guarded(e: ast.Attribute, func: ast.AST, ctx: Context) -> bool:
+    """Is the read `self.<attr>` under an `if self.<attr> is not None:` (in its body) or an
+    `if self.<attr> is None:` (in its `else`) of `func`? With `__init__` storing None the
+    read across a join there compiles (measured, fresh v6 seeds 12000379, 12001393: `while
+    ...: if self.prev is not None: x = x + ms.Tensor(self.prev) * 0` then `self.prev =
+    x.asnumpy()`, read later by code that fails on a JIT Fallback value, compile at LAX):
+    not modelled further, left out."""
+    child: ast.AST = e
+    p = ctx.parent(e)
+    while p is not None and p is not func:
+        if isinstance(p, ast.If):
+            tests = p.test.values if isinstance(p.test, ast.BoolOp) and isinstance(p.test.op, ast.And) else [p.test]
+            for t in tests:
+                if (
+                    isinstance(t, ast.Compare)
+                    and len(t.ops) == 1
+                    and isinstance(t.comparators[0], ast.Constant)
+                    and t.comparators[0].value is None
+                    and isinstance(t.left, ast.Attribute)
+                    and t.left.attr == e.attr
+                    and isinstance(t.left.value, ast.Name)
+                    and t.left.value.id == "self"
+                ):
+                    if isinstance(t.ops[0], ast.IsNot) and child in p.body:
+                        return True
+                    if isinstance(t.ops[0], ast.Is) and child in p.orelse and len(tests) == 1:
+                        return True
+        child, p = p, ctx.parent(p)
+    return False
+
+
+def _plain_init_value(v: ast.expr | None, ctx: Context) -> bool:
+    """What `__init__` may store on an attribute that compiled code then stores tensors on:
+    `None`, a number, a tuple, a tensor or a numpy array (measured: each of these fails the
+    same way, written/heldout38b probes `fix40a_st_*_loop_dense`)."""
+    if isinstance(v, ast.Constant):
+        return not isinstance(v.value, (str, bytes))
+    return type(v) is ast.Tuple or _tensor_call(v, ctx) or _numpy_call(v, ctx)
+
+
+def joined_attr(cls: ast.ClassDef | None, attr: str, ctx: Context) -> bool:
+    """Can a read of `self.<attr>` across a join be a JIT Fallback object: not a Parameter
+    (a store to one is a graph `Assign`), and every `__init__` store of it (none at all
+    too) one of `_plain_init_value`?"""
+    if cls is None:
+        return False
+    a = analyzer(ctx)
+    if attr in a.self_info(cls).parameters or _given_parameters(cls, attr, ctx):
+        return False
+    values = a._self_values(cls).get(attr, [])
+    return all(_plain_init_value(v, ctx) for v in values) or given_tensors(cls, attr, ctx)
+
+
+#: a line that starts with a store on `self` (`self.h = ...`, `self.n += 1`, `self.h, c = ...`):
+#: the leading newline makes the search skip from line to line at C speed
+_SELF_STORE_LINE = re.compile(r"\n[ \t]*self\.\w+[ \t]*(?:,[^\n=]*)?(?:[-+*/%@&|^]|//|\*\*|>>|<<)?=(?!=)")
+
+
+def _may_store_on_self(func: ast.AST, ctx: Context) -> bool:
+    """Does a line of `func`'s text look like a store on `self` (one search at C speed, before
+    the walk of `self_stores`)?"""
+    first, last = getattr(func, "lineno", None), getattr(func, "end_lineno", None)
+    if first is None or last is None:
+        return True
+    text = "\n".join(ctx.lines[first - 1 : last])
+    # (`out, self.h = ...` has its store after a comma: the walk decides)
+    return _SELF_STORE_LINE.search(text) is not None or ", self." in text
+
+
+def stores_across_join(ctx: Context, lax: list[GraphScope]) -> bool:
+    """Does compiled LAX code read an attribute of `self` it stores across a join
+    (`reaching_store`)? Once per file; only functions that store on `self` are walked."""
+    hit: bool | None = ctx.cache.get("opaque.across_join")
+    if hit is None:
+        hit = False
+        a = analyzer(ctx)
+        for s in lax:
+            f = s.function
+            if hit:
+                break
+            if not _may_store_on_self(f, ctx):
+                continue  # most compiled functions store nothing on `self`: no walk
+            own = self_stores(f)
+            if not own:
+                continue
+            owner = a.owner_class(s.function)
+            for n in ast.walk(s.function):
+                if (
+                    type(n) is ast.Attribute
+                    and type(n.ctx) is ast.Load
+                    and type(n.value) is ast.Name
+                    and n.value.id == "self"
+                    and n.attr in own
+                    and reaching_store(n, s.function, own[n.attr], ctx) is ACROSS_JOIN
+                    and joined_attr(owner, n.attr, ctx)
+                ):
+                    hit = True
+                    break
+        ctx.cache["opaque.across_join"] = hit
+    return hit

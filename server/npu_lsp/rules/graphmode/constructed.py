@@ -15,7 +15,7 @@ import ast
 
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode.flow import analyzer
-from npu_lsp.rules.graphmode.values import _bindings, instances
+from npu_lsp.rules.graphmode.values import instances, local_bindings
 
 #: how many names a value is followed through (`opt = base; base = nn.SGD(...)`)
 _DEPTH = 4
@@ -206,7 +206,7 @@ def _local_bindings(where: ast.AST, ctx: Context) -> dict[str, list[ast.AST]]:
         if isinstance(where, ast.Lambda):  # its body is an expression: only its parameters
             hit = {a.arg: [a] for a in (*where.args.posonlyargs, *where.args.args, *where.args.kwonlyargs)}
         else:
-            hit = _bindings(where)
+            hit = local_bindings(where)
         ctx.cache[key] = hit
     return hit
 

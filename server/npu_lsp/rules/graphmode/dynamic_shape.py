@@ -19,7 +19,7 @@ from typing import Final
 
 from npu_lsp.astutil import self_attr
 from npu_lsp.engine import Context
-from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import FUNCS, returns_in
 from npu_lsp.scope import module_statements
 
@@ -720,3 +720,13 @@ def _self_method(call: ast.Call, func: ast.AST, ctx: Context) -> ast.FunctionDef
         (m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == f.attr and m.name != "construct"),
         None,
     )
+
+
+def run_time_test(test: ast.expr, a: Analyzer, ctx: Context) -> bool:
+    """Is the `if` on `test` a branch of the graph rather than folded while compiling: a
+    tensor or run-time value, or a size read of a tensor whose shape is known only at run
+    time (`sel.shape[0] == 0`, `len(sel)`, `sel.size` with `sel = x[mask]`: measured on 2.10,
+    written/heldout17b probes `st18_dyn_*`, "Cannot join the return values of different
+    branches" for `return main, None` beside `return main, aux` under STRICT, and for a
+    Python float beside a tensor under both levels; a static slice there folds)."""
+    return a.kind(test).dynamic or run_time_size_test(test, ctx)

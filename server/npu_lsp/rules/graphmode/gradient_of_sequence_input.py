@@ -42,13 +42,28 @@ class _ConstSeq:
 
 
 @dataclass(frozen=True)
+class _ConstMap:
+    """A top-level dict input of tensors (its string keys): its values are constants too."""
+
+    keys: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class _Empty:
     made: ast.Call  # the gradient call that gave it
     derived: bool = False  # a sequence built from it (`tuple(... for p, g in zip(params, grads))`)
+    mapping: bool = False  # a dict built from it (`dict(zip(names, grads))`)
 
     @property
     def what(self) -> str:
+        if self.mapping:
+            return "the dict built from it"
         return "the sequence built from it" if self.derived else "it"
+
+
+@dataclass(frozen=True)
+class _NewList:
+    """A `[]` display bound in the graph: empty until something is appended to it."""
 
 
 @dataclass(frozen=True)
@@ -56,8 +71,13 @@ class _ValueAndEmpty:
     made: ast.Call
 
 
-_Value = _Const | _ConstSeq | _Empty | _ValueAndEmpty | None
+_Value = _Const | _ConstSeq | _ConstMap | _Empty | _ValueAndEmpty | _NewList | None
 _CONST = _Const()
+_NEW_LIST = _NewList()
+#: list methods that put items in a list
+_GROWERS = frozenset({"append", "extend", "insert"})
+#: builtins that give a sequence as long as their argument (empty when it is)
+_SAME_LENGTH = frozenset({"tuple", "list", "zip", "enumerate", "reversed", "dict"})
 
 
 @dataclass(frozen=True)
@@ -72,12 +92,15 @@ class GradientOfSequenceInput(GraphRule):
     """## What it does
     Flags, in an `@ms.jit` function or a network's `construct` that Python calls with a
     tuple or list of tensors (`run(params, x)` with `params = (ms.Tensor(...),
-    ms.Tensor(...))`), a gradient taken only with respect to those tensors (the tuple
-    itself, `params[0]`, `*params`, names unpacked from it, also in the helpers and the
+    ms.Tensor(...))`, a list grown by `append`s of them) or a dict of them (`{"w": ...}`),
+    a gradient taken only with respect to those tensors (the tuple itself, `params[0]`,
+    `params["w"]`, `*params`, names unpacked from it, also in the helpers and the
     differentiated functions it reaches) when the gradients are then used: unpacked
     (`gw, gb = ms.grad(f, grad_position=(0, 1))(params[0], params[1], x)`), indexed, used
-    as a tensor, or zipped with the parameters into a new tuple that is unpacked later
-    (the functional MAML inner step).
+    as a tensor, or zipped with the parameters into a new tuple, list or dict
+    (`dict(zip(names, grads))`, a list a loop over them would `append` to) that is indexed,
+    unpacked or spread into a call (`f(*fast, x)`) later, also on the second pass of an
+    unrolled loop (`for _ in range(2)`: the functional MAML inner step).
 
     ## Why is this bad?
     MindSpore makes every top-level input that is not a tensor (a tuple, a list, a
@@ -130,6 +153,16 @@ class GradientOfSequenceInput(GraphRule):
       rejected once unpacked or used; returning it or taking `len` compiles, and so do
       `ms.mutable(params)`, `params[0] + 0.0`, separate arguments, and a tuple built in the
       graph from tensor inputs.
+    - Written set `heldout40a` (`maml_enumerate_names_print_norms`,
+      `maml_inner_grad_clip_by_value_clean`, `maml_dict_fast_weights_comprehension`) and its
+      probes `fix40c_*`: a dict input (`The key w1 does not exist in the dict:{}` once
+      `dict(zip(names, grads))` is read), a module-level list grown by `append`, a list a
+      `for` over `enumerate(zip(names, grads))` appends to then indexed by a helper
+      (`list_getitem ... empty sequence`), the tuple zipped from the empty gradient spread
+      into the next call (`The parameters number of the function is 4, but the number of
+      provided arguments is 2`: a second loop pass, or a plain call after the update) and a
+      nested `@ms.jit` given the tuple are rejected; one loop pass (`range(1)`), the
+      zipped tuple only returned, and `len` of the appended list compile.
     """
 
     nodes = (ast.FunctionDef,)
@@ -172,9 +205,9 @@ def _entry_env(func: ast.FunctionDef, kind: str, ctx: Context) -> dict[str, _Val
         params = params[1:]
     env: dict[str, _Value] = {}
     for i, name in enumerate(params):
-        lengths = {_tensor_sequence(c.args[i], ctx) if i < len(c.args) and not _starred_before(c, i) else None for c in calls}
-        if len(lengths) == 1 and (n := lengths.pop()) is not None:
-            env[name] = _ConstSeq(n)
+        values = {_tensor_container(c.args[i], ctx) if i < len(c.args) and not _starred_before(c, i) else None for c in calls}
+        if len(values) == 1 and (value := values.pop()) is not None:
+            env[name] = value
     return env
 
 
@@ -182,24 +215,44 @@ def _starred_before(call: ast.Call, i: int) -> bool:
     return any(isinstance(a, ast.Starred) for a in call.args[: i + 1])
 
 
-def _tensor_sequence(e: ast.expr, ctx: Context, depth: int = 0) -> int | None:
-    """The length of `e`, evaluated at module level, when it is a tuple or list display of
-    tensors built from host data (`(ms.Tensor(...), ms.Tensor(...))`, a name bound to one,
-    `list(...)` / `tuple(...)` of one); None otherwise (`ms.mutable(...)`, Parameters)."""
+def _tensor_container(e: ast.expr, ctx: Context, depth: int = 0) -> _ConstSeq | _ConstMap | None:
+    """What `e`, evaluated at module level, is when it is a tuple or list of tensors built
+    from host data (`(ms.Tensor(...), ms.Tensor(...))`, a name bound to one, `list(...)` /
+    `tuple(...)` of one, a list grown only by `append`s of such tensors: length unknown) or
+    a dict display of them with string keys; None otherwise (`ms.mutable(...)`, Parameters)."""
     if depth > 3:
         return None
     if isinstance(e, ast.Name):
         bound = constructed.built(e, None, ctx)
-        return _tensor_sequence(bound, ctx, depth + 1) if bound is not None else None
+        if isinstance(bound, ast.List) and not bound.elts:
+            return _appended_tensors(e.id, ctx)
+        return _tensor_container(bound, ctx, depth + 1) if bound is not None else None
     if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("list", "tuple") and len(e.args) == 1 and not e.keywords:
-        return _tensor_sequence(e.args[0], ctx, depth + 1)
+        value = _tensor_container(e.args[0], ctx, depth + 1)
+        return value if isinstance(value, _ConstSeq) else None
     if isinstance(e, (ast.Tuple, ast.List)) and e.elts and all(_host_tensor(x, ctx) for x in e.elts):
-        return len(e.elts)
+        return _ConstSeq(len(e.elts))
+    if isinstance(e, ast.Dict) and e.keys:
+        keys = [k.value for k in e.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+        if len(keys) == len(e.keys) and all(_host_tensor(v, ctx) for v in e.values):
+            return _ConstMap(tuple(keys))
     return None
 
 
+def _appended_tensors(name: str, ctx: Context) -> _ConstSeq | None:
+    """A module-level `name = []` that module-level code grows only by `name.append(t)` of
+    host tensors (measured: probe fix40c_list_built_module_tuple_arg_unpacked)."""
+    grown = [c for c in module_calls(ctx) if isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Name) and c.func.value.id == name]
+    if not grown or any(c.func.attr != "append" or len(c.args) != 1 or not _host_tensor(c.args[0], ctx) for c in grown):  # type: ignore[attr-defined]
+        return None
+    return _ConstSeq(None)
+
+
 def _host_tensor(e: ast.expr, ctx: Context) -> bool:
-    """`ms.Tensor(...)` (or a module-level name bound to one)."""
+    """`ms.Tensor(...)` (or a module-level name bound to one, or either of them in both
+    branches of a conditional expression)."""
+    if isinstance(e, ast.IfExp):
+        return _host_tensor(e.body, ctx) and _host_tensor(e.orelse, ctx)
     if isinstance(e, ast.Name):
         bound = constructed.built(e, None, ctx)
         if bound is None:
@@ -274,13 +327,7 @@ class _Walk:
             s.returned = value
             return failure
         if isinstance(st, (ast.For, ast.AsyncFor)):
-            value, failure = self._expr(st.iter, s)
-            if failure is not None:
-                return failure
-            if isinstance(value, _Empty):
-                return self._block(st.orelse, s)  # the loop never runs
-            self._bind(st.target, _CONST if isinstance(value, _ConstSeq) else None, s)
-            return self._block(st.body, s) or self._block(st.orelse, s)
+            return self._for(st, s)
         if isinstance(st, (ast.If, ast.While)):
             return self._expr(st.test, s)[1] or self._block(st.body, s) or self._block(st.orelse, s)
         if isinstance(st, (ast.With, ast.AsyncWith)):
@@ -290,6 +337,27 @@ class _Walk:
         if isinstance(st, ast.Expr):
             return self._expr(st.value, s)[1]
         return None
+
+    def _for(self, st: ast.For | ast.AsyncFor, s: _State) -> _Failure | None:
+        value, failure = self._expr(st.iter, s)
+        if failure is not None:
+            return failure
+        if isinstance(value, _Empty):
+            # the loop never runs: a new list it would have grown stays empty (measured:
+            # probes fix40c_for_grads_append_index, fix40c_enumerate_zip_append_index)
+            for name in _grown_lists(st.body):
+                if isinstance(s.env.get(name), _NewList):
+                    s.env[name] = _Empty(value.made, True)
+            return self._block(st.orelse, s)
+        # MindSpore unrolls the loop: a body that rebinds what it reads sees the first
+        # pass's values on the second (probes fix40c_starred_tuple_arg_loop2 / _range1_clean)
+        passes = 2 if _runs_twice(st, value) else 1
+        for _ in range(passes):
+            self._bind(st.target, _CONST if isinstance(value, _ConstSeq) else None, s)
+            failure = self._block(st.body, s)
+            if failure is not None:
+                return failure
+        return self._block(st.orelse, s)
 
     def _bind(self, target: ast.expr, value: _Value, s: _State) -> _Failure | None:
         if isinstance(target, ast.Name):
@@ -321,8 +389,11 @@ class _Walk:
             if failure is not None:
                 return None, failure
             if isinstance(value, _Empty):
-                return None, _Failure(e, value.made, f"indexing {value.what} (`{self.ctx.segment(e)}`) fails (cannot get item by index from an empty sequence)")
+                why = "The key ... does not exist in the dict:{}" if value.mapping else "cannot get item by index from an empty sequence"
+                return None, _Failure(e, value.made, f"indexing {value.what} (`{self.ctx.segment(e)}`) fails ({why})")
             if isinstance(value, _ConstSeq) and isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, int):
+                return _CONST, None
+            if isinstance(value, _ConstMap) and isinstance(e.slice, ast.Constant) and e.slice.value in value.keys:
                 return _CONST, None
             return None, self._exprs([e.slice], s)
         if isinstance(e, ast.Attribute):
@@ -330,6 +401,8 @@ class _Walk:
             if failure is None and isinstance(value, _Empty) and e.attr not in _TUPLE_METHODS:
                 failure = _Failure(e, value.made, f"`.{e.attr}` of {value.what} fails ('tuple' object has no attribute '{e.attr}')")
             return None, failure
+        if isinstance(e, ast.List) and not e.elts:
+            return _NEW_LIST, None
         if isinstance(e, (ast.Tuple, ast.List)):
             values = []
             for x in e.elts:
@@ -342,7 +415,7 @@ class _Walk:
             return None, None
         if isinstance(e, ast.BinOp):
             return self._binop(e, s)
-        if isinstance(e, (ast.GeneratorExp, ast.ListComp)):
+        if isinstance(e, (ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)):
             return self._comprehension(e, s)
         if isinstance(e, ast.Call):
             return self._call(e, s)
@@ -369,20 +442,37 @@ class _Walk:
                 return None, _Failure(e, side.made, f"`{self.ctx.segment(e)}` fails (can't multiply sequence by non-int of type 'float')")
         return None, None
 
-    def _comprehension(self, e: ast.GeneratorExp | ast.ListComp, s: _State) -> tuple[_Value, _Failure | None]:
-        """Empty when one of its sequences is: an empty gradient, or a `zip` with one."""
+    def _comprehension(self, e: ast.GeneratorExp | ast.ListComp | ast.SetComp | ast.DictComp, s: _State) -> tuple[_Value, _Failure | None]:
+        """Empty when one of its sequences is: an empty gradient, or a `zip` with one. Its
+        items are followed only when every sequence surely has some (a tuple / dict input):
+        an item read there is read by the graph (probe fix40c_dict_arg_dict_zip_comp)."""
+        sure = True
         for gen in e.generators:
             value, failure = self._expr(gen.iter, s)
             if failure is not None:
                 return None, failure
             if isinstance(value, _Empty):
-                return _Empty(value.made, True), None
-        return None, None
+                return _Empty(value.made, True, isinstance(e, ast.DictComp)), None
+            sure = sure and not gen.ifs and (isinstance(value, _ConstMap) or (isinstance(value, _ConstSeq) and bool(value.n)))
+        if not sure:
+            return None, None
+        bound = {n.id for gen in e.generators for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
+        saved = {n: s.env[n] for n in bound if n in s.env}
+        for n in bound:
+            s.env.pop(n, None)  # a comprehension's own names (their values are not followed)
+        items = [e.key, e.value] if isinstance(e, ast.DictComp) else [e.elt]
+        failure = self._exprs(items, s)
+        for n in bound:
+            s.env.pop(n, None)
+        s.env.update(saved)
+        return None, failure
 
     def _call(self, e: ast.Call, s: _State) -> tuple[_Value, _Failure | None]:
         f = e.func
-        if isinstance(f, ast.Name) and f.id in ("tuple", "list", "zip") and f.id not in s.env:
+        if isinstance(f, ast.Name) and f.id in _SAME_LENGTH and f.id not in s.env:
             return self._sequence_builtin(e, s)
+        if isinstance(f, ast.Attribute) and f.attr in _GROWERS and isinstance(f.value, ast.Name) and isinstance(s.env.get(f.value.id), (_NewList, _Empty)):
+            s.env[f.value.id] = None  # grown: no longer known to be empty
         if isinstance(f, ast.Name) and f.id == "len":
             return None, self._exprs(e.args, s)
         args, failure = self._arguments(e, s)
@@ -392,6 +482,8 @@ class _Walk:
         if grad is not None:
             return self._gradient(e, grad, args, s)
         callee = self._callee(e, s)
+        if callee is not None and args is not None and (short := self._too_few(e, callee, args, s)) is not None:
+            return None, short
         if callee is not None and args is not None and s.depth < _DEPTH:
             env = _call_env(callee, args, self._is_method(callee))
             if env is not None:
@@ -408,9 +500,10 @@ class _Walk:
                 return None, failure
             values.append(value)
         empty = next((v for v in values if isinstance(v, _Empty)), None)
-        if empty is not None and (len(values) == 1 or (isinstance(e.func, ast.Name) and e.func.id == "zip")):
-            return _Empty(empty.made, True), None
-        if len(values) == 1 and isinstance(values[0], _ConstSeq):
+        name = e.func.id if isinstance(e.func, ast.Name) else ""
+        if empty is not None and (len(values) == 1 or name == "zip") and not e.keywords:
+            return _Empty(empty.made, True, name == "dict"), None
+        if len(values) == 1 and isinstance(values[0], _ConstSeq) and name in ("tuple", "list", "reversed"):
             return values[0], None
         return None, None
 
@@ -440,6 +533,8 @@ class _Walk:
         if args is None:
             return None, None
         fn = self._function_of(grad.fn, s)
+        if fn is not None and (short := self._too_few(e, fn, args, s)) is not None:
+            return None, short
         if fn is not None and s.depth < _DEPTH:
             env = _call_env(fn, args, False)
             if env is not None:
@@ -453,6 +548,24 @@ class _Walk:
             # empty gradients back, used or not
             return None, _Failure(e, e, "`ms.vmap` of it fails (The input to VmapMatchOutAxis is empty)")
         return (_ValueAndEmpty(e) if grad.value_and_grad else _Empty(e)), None
+
+    def _too_few(self, e: ast.Call, fn: ast.FunctionDef, args: list[_Value], s: _State) -> _Failure | None:
+        """A call spreading an empty gradient (`f(*fast, x)`) that gives `fn` fewer
+        arguments than its parameters (measured: probes fix40c_starred_update_then_call,
+        fix40c_starred_tuple_arg_loop2: `The parameters number of the function is 4, but
+        the number of provided arguments is 2`)."""
+        if e.keywords or fn.args.vararg is not None or fn.args.defaults or fn.args.kwonlyargs:
+            return None
+        spread = [a for a in e.args if isinstance(a, ast.Starred)]
+        if len(spread) != 1:
+            return None
+        empty = self._expr(spread[0].value, s)[0]
+        if not isinstance(empty, _Empty):
+            return None
+        n = len(fn.args.posonlyargs) + len(fn.args.args) - (1 if self._is_method(fn) else 0)
+        if len(args) >= n:
+            return None
+        return _Failure(e, empty.made, f"`{self.ctx.segment(spread[0])}` spreads {empty.what}, so `{fn.name}` gets {len(args)} arguments for its {n} parameters (The parameters number of the function is {n}, but the number of provided arguments is {len(args)})")
 
     # -- resolution
     def _function_of(self, e: ast.expr, s: _State) -> ast.FunctionDef | None:
@@ -552,3 +665,53 @@ def _positions(e: ast.expr | None) -> tuple[int, ...] | None:
         ints = [x.value for x in e.elts if isinstance(x, ast.Constant) and type(x.value) is int]
         return tuple(ints) if len(ints) == len(e.elts) else None
     return None
+
+
+def _grown_lists(body: list[ast.stmt]) -> set[str]:
+    """The names `body` calls `.append` / `.extend` / `.insert` on (not in nested functions)."""
+    out: set[str] = set()
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _GROWERS and isinstance(node.func.value, ast.Name):
+            out.add(node.func.value.id)
+        stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _runs_twice(st: ast.For | ast.AsyncFor, value: _Value) -> bool:
+    """Does the loop's body surely run at least twice (`range(2)` or more, a tuple input of
+    two or more tensors, a display of two or more items), with no `break` / `return` that
+    could end it after the first pass?"""
+    it = st.iter
+    if isinstance(value, _ConstSeq):
+        count = value.n or 0
+    elif isinstance(it, (ast.Tuple, ast.List)) and not any(isinstance(x, ast.Starred) for x in it.elts):
+        count = len(it.elts)
+    elif isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" and not it.keywords and 1 <= len(it.args) <= 2:
+        ints = [a.value for a in it.args if isinstance(a, ast.Constant) and type(a.value) is int]
+        if len(ints) != len(it.args):
+            return False
+        count = ints[0] if len(ints) == 1 else ints[1] - ints[0]
+    else:
+        return False
+    return count >= 2 and not _exits(st.body)
+
+
+def _exits(body: list[ast.stmt]) -> bool:
+    """A `break` of this loop or a `return` / `raise` anywhere in `body`."""
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Return, ast.Raise, ast.Break)):
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            # a `break` there ends that loop only
+            stack.extend(n for n in ast.walk(node) if isinstance(n, (ast.Return, ast.Raise)))
+            continue
+        stack.extend(n for n in ast.iter_child_nodes(node) if isinstance(n, (ast.stmt, ast.excepthandler)))
+    return False

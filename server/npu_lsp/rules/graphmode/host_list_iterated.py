@@ -716,7 +716,7 @@ def _comprehension_use(comp: ast.ListComp, ctx: Context) -> str:
     type(s) for +: 'float' and 'list'") while 2 ints given to `Tensor(...)` compile
     (written/lax `th_c_*`); unread or inside `sorted(...)` it compiles; returned as it is,
     2 items compile and 3 fail (written/lax probes `tn_*`)."""
-    from npu_lsp.rules.graphmode.values import _lax_fallback
+    from npu_lsp.rules.graphmode.values import lax_fallback_call
 
     func = ctx.function
     node: ast.AST = comp
@@ -726,7 +726,7 @@ def _comprehension_use(comp: ast.ListComp, ctx: Context) -> str:
             isinstance(parent, ast.Call)
             and func is not None
             and (ctx.qualname(parent.func) or "").startswith("builtins.")
-            and _lax_fallback(parent, ctx, func)
+            and lax_fallback_call(parent, ctx, func)
         ):
             return "python"  # a builtin LAX runs as Python (`sorted`), not a method (`"".join`)
         node, parent = parent, ctx.parent(parent)

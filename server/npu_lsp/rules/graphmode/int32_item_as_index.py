@@ -55,8 +55,9 @@ class Int32ItemAsIndex(GraphRule):
     the sizes of `reshape` / `view` / `tile` and
     in the shape given to `ops.zeros` / `ops.ones` / `ops.reshape`, and in the `size` of
     `ops.interpolate(..., mode="bilinear")` (also `int(t.item())` or arithmetic on the item
-    there); and `int(t.item())` / `float(t.item())` of such a tensor, wherever the result
-    goes.
+    there); `int(t.item())` / `float(t.item())` of such a tensor, wherever the result
+    goes; and the item itself (not arithmetic on it) tested `in` / `not in` a tuple or list
+    of Python numbers (`k in (1, 2, 3)`, `k in self.ids`, a module constant).
 
     ## Why is this bad?
     In compiled code `.item()` of an int32 tensor is an Int32 scalar known only at run time.
@@ -71,6 +72,10 @@ class Int32ItemAsIndex(GraphRule):
     or `float(...)`, needs a `ScalarCast` the CPU backend has no kernel for: `Select CPU
     operator[ScalarCast] fail! Unsupported data type!` at every level, even when the result
     is only multiplied; `int(lengths.max())` of the tensor and an int64 item compile.
+    Membership of the Int32 item in a sequence of Python numbers (Int64 ints, Float32
+    floats) fails with `For InSequence, the list existing item abstract ... Int64 ... is
+    not same with the new added item abstract ... Int32`; a dict, `int(t)` and
+    `t.item() + 1` (an Int64) compile.
 
     ## Example
     ```python
@@ -112,12 +117,18 @@ class Int32ItemAsIndex(GraphRule):
       `r2_ldm_item_index_python_list` and probes `fix36e_ix_*` (an int32 item into a list
       of floats or ints rejected under STRICT only, into a tuple at both levels; an int64
       item and `int(t)` compile).
+    - Membership: written/heldout38c probes `fix39a_in_*` and `fix40a_in_*` (a tuple or
+      list display, a module constant, a tuple or list on `self`, `not in`, float items,
+      at both levels; an int64 or float32 item, a dict, two Int32 items compile).
     """
 
-    nodes = (ast.Subscript, ast.Call)
+    nodes = (ast.Subscript, ast.Call, ast.Compare)
     words = (".item()",)  # a file that never calls `.item()` has no Int32 scalar to follow
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        if isinstance(node, ast.Compare):
+            yield from self._membership(node, ctx)
+            return
         if isinstance(node, ast.Subscript):
             if not isinstance(node.ctx, ast.Load):
                 # measured (written/trainsteps probes `setitem_item_*`): a store into a list
@@ -198,6 +209,35 @@ class Int32ItemAsIndex(GraphRule):
             if self._int32_item(size, ctx) or self._int32_converted(size, ctx):
                 yield self._report(size, "a `size` of `ops.interpolate(..., mode=\"bilinear\")` (its ResizeBilinearV2 kernel has no Int32 version)", ctx)
                 return
+
+    def _membership(self, node: ast.Compare, ctx: Context) -> Iterator[Diagnostic]:
+        """`k in (1, 2, 3)` with `k` the bare `.item()` of an int32 tensor: MindSpore tests
+        membership of a run-time scalar with `InSequence`, which wants every item of the
+        sequence of the scalar's type, and a Python int is Int64, a float Float32 (measured,
+        written/heldout38c probes `fix39a_in_*`, `fix40a_in_*`: a tuple or list display, a
+        module constant, a tuple or list `__init__` stores, `not in`, a float tuple, the test
+        returned, at both levels: "For InSequence, the list existing item abstract ... Int64
+        ... is not same with the new added item abstract ... Int32"; an int64 or float32
+        item, `int(x[0])`, `x[0].item() + 1` (the sum is Int64), two Int32 items and a dict
+        compile)."""
+        if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.In, ast.NotIn)):
+            return
+        item, seq = node.left, node.comparators[0]
+        if isinstance(item, ast.BinOp) or not self._int32_item(item, ctx):
+            return
+        if isinstance(item, ast.Name):
+            bound = analyzer(ctx).bound_value(item, ctx.function)
+            if isinstance(bound, ast.BinOp):
+                return  # arithmetic with a Python int makes an Int64
+        if _number_sequence(seq, ctx):
+            yield ctx.diagnostic(
+                self,
+                item,
+                f"`{ctx.segment(item)}` is an Int32 scalar known only at run time; MindSpore tests it `in` "
+                f"`{ctx.segment(seq)}` with InSequence, which needs every item of its type, and Python numbers are "
+                "Int64 / Float32 (\"For InSequence, the list existing item abstract ... is not same with the new "
+                "added item abstract ... Int32\"): use `int(...)`",
+            )
 
     def _shape_args(self, call: ast.Call, ctx: Context) -> Iterator[ast.expr]:
         f = call.func
@@ -298,6 +338,30 @@ class Int32ItemAsIndex(GraphRule):
             e,
             f"`{ctx.segment(e)}` is an Int32 scalar known only at run time; MindSpore cannot use it as {where} (it needs int64): use `int(...)`",
         )
+
+
+def _number_display(e: ast.expr | None) -> bool:
+    """A tuple or list display of int and float literals (no bool)."""
+    return (
+        isinstance(e, (ast.Tuple, ast.List))
+        and bool(e.elts)
+        and all(isinstance(v, ast.Constant) and type(v.value) in (int, float) for v in e.elts)
+    )
+
+
+def _number_sequence(e: ast.expr, ctx: Context) -> bool:
+    """Is `e` a tuple or list of Python numbers: a display, a module constant bound once to
+    one, or `self.<attr>` every `__init__` store of which is one?"""
+    if _number_display(e):
+        return True
+    if isinstance(e, ast.Name):
+        return not _bound_locally(e.id, ctx) and _number_display(_module_literal(e.id, ctx))
+    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+        a = analyzer(ctx)
+        cls = a.owner_class(ctx.function)
+        held = a._self_values(cls).get(e.attr, []) if cls is not None else []
+        return bool(held) and all(_number_display(v) for v in held)
+    return False
 
 
 def _parameter_dtype(e: ast.expr, ctx: Context) -> str | None:

@@ -324,9 +324,9 @@ def _run_time(e: ast.expr, ctx: Context, func: ast.AST) -> bool:
 def _callee(call: ast.Call, ctx: Context, func: ast.AST) -> ast.AST | None:
     """The compiled function of this file `call` runs (a helper, a closure, an `@ms.jit`
     function, a `@jit_class` method, a sub-cell's `construct`)."""
-    from npu_lsp.rules.graphmode.values import _callees
+    from npu_lsp.rules.graphmode.values import callees_by_call
 
-    hit = _callees(ctx).get(id(call))
+    hit = callees_by_call(ctx).get(id(call))
     if hit:
         return hit[0]
     f = call.func
@@ -621,7 +621,7 @@ def _literal_range_loop(n: ast.AST) -> bool:
 def _param(name: str, ctx: Context, func: ast.AST, depth: int) -> bool:
     """A parameter every call of `func` in compiled code of this file gives an interpreted
     value (positionally); False when some call passes something else or none is known."""
-    from npu_lsp.rules.graphmode.values import _callers
+    from npu_lsp.rules.graphmode.values import compiled_callers
 
     if type(func) not in _FUNCS:
         return False
@@ -634,7 +634,7 @@ def _param(name: str, ctx: Context, func: ast.AST, depth: int) -> bool:
     if scope is None:
         return False
     i = params.index(name)
-    sites = _callers(ctx, scope)
+    sites = compiled_callers(ctx, scope)
     if not sites:
         return False
     for call, caller in sites:

@@ -11,7 +11,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, store_lines
 from npu_lsp.rules.graphmode.host_values import host_iterable, host_scalar
-from npu_lsp.rules.graphmode.runtime_scalar_randint import _runtime_scalar
+from npu_lsp.rules.graphmode.runtime_scalars import runtime_scalar
 
 _GROW = frozenset({"append", "extend", "insert"})
 _LOOPS = (ast.For, ast.While)
@@ -305,7 +305,7 @@ class ItemStoredAtRuntimeIndex(GraphRule):
             stored = type(value.value) if type(value) is ast.Constant else None
             if items is not bool and (stored is None or stored is items):
                 continue
-            if _runtime_scalar(s.slice, ctx) is None or not _read(base, ctx):
+            if runtime_scalar(s.slice, ctx) is None or not _read(base, ctx):
                 continue
             why = (
                 "MindSpore's variable-index `tuple_setitem` has no kernel for a list of bools (Select CPU operator[tuple_setitem] fail)"

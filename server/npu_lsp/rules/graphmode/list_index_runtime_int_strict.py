@@ -11,7 +11,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.dynamic_shape import declared_dynamic_read, dynamic_shape
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
-from npu_lsp.rules.graphmode.runtime_scalar_randint import _runtime_scalar
+from npu_lsp.rules.graphmode.runtime_scalars import runtime_scalar
 
 
 @rule(code="MS225", name="list-index-runtime-int-strict", severity="error", family="graphmode")
@@ -82,7 +82,7 @@ class ListIndexRuntimeIntStrict(GraphRule):
                 return
             index = bound
         assert isinstance(index, ast.List)
-        number = next((e for e in index.elts if _runtime_scalar(e, ctx) is not None), None)
+        number = next((e for e in index.elts if runtime_scalar(e, ctx) is not None), None)
         if number is None or a.kind(node.value) != Kind.TENSOR or _first_dim_unknown(node.value, ctx):
             return
         yield ctx.diagnostic(

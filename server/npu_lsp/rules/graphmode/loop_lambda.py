@@ -26,11 +26,11 @@ _DROPPED = frozenset({"MS168", "MS193"})
 def after_loop_lambda(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:
     if d.code not in _DROPPED:
         return False
-    from npu_lsp.rules.graphmode.values import _callers
+    from npu_lsp.rules.graphmode.values import compiled_callers
 
     if _loop_lambda_before(ctx, scope.function, d.span.line):
         return True
-    return any(_loop_lambda_before(ctx, caller, call.lineno) for call, caller in _callers(ctx, scope))
+    return any(_loop_lambda_before(ctx, caller, call.lineno) for call, caller in compiled_callers(ctx, scope))
 
 
 def _loop_lambda_before(ctx: Context, func: ast.AST, line: int) -> bool:

@@ -24,7 +24,7 @@ _NUMBER_BUILTINS = frozenset({"builtins.int", "builtins.float", "builtins.round"
 #: a store on `self` of what may be a number (`self.n = 0.5`, `self.r = 1.0 - ...`,
 #: `self.a = min(...)`, `self.s = self.k / 2`): `__init__`'s own stores match too, the
 #: statements decide (`number_store`); names are read atomically as in flow's `_SELF_UPDATE`
-_SELF_NUMBER = re.compile(r"self\.(?=(\w+))\1[ \t]*=[ \t]*(?:[-(.\d]|self\.|min\(|max\(|float\(|int\()")
+_SELF_NUMBER = re.compile(r"self\.(?=(\w+))\1[ \t]*=[ \t]*(?:[-(.\d]|self\.|min\(|max\(|float\(|int\(|random\.)")
 
 
 def _stores_self_numbers_text(ctx: Context) -> bool:
@@ -129,7 +129,7 @@ def _number(v: ast.expr, target: str, ctx: Context, func: ast.AST) -> bool:
             if q in ("builtins.min", "builtins.max"):
                 args = e.args  # type: ignore[attr-defined]
                 return bool(args) and all(python_number(a, leaf) for a in args)
-            return q in _NUMBER_BUILTINS
+            return q in _NUMBER_BUILTINS or _random_number(e, q)  # type: ignore[arg-type]
         if t is ast.Subscript:
             # `ids.shape[1]`: an int while compiling, as a literal is
             return type(e.value) is ast.Attribute and e.value.attr == "shape"  # type: ignore[attr-defined]
@@ -143,6 +143,26 @@ def _number(v: ast.expr, target: str, ctx: Context, func: ast.AST) -> bool:
         )
 
     return python_number(v, leaf)
+
+
+def _random_number(call: ast.Call, q: str) -> bool:
+    """A draw of Python's `random` module that gives a number (`random.randint(0, 2)`,
+    `random.choice([0, 1])`, `random.choice(range(n))`): stored on `self` it makes the
+    attribute a Python object as a number literal does (measured, written/heldout40c cases
+    `proxyless_set_active_in_construct_random`, `r2_proxyless_set_active_random_choice_self`
+    and probes `fix40e_rnd_self_*`: the attribute, also through a local, picking from a
+    `CellList` fails, "Unsupported element type[unknown]"; unread or only scaling a tensor
+    it compiles)."""
+    from npu_lsp.rules.graphmode.python_random import random_numbers
+
+    if q not in random_numbers():
+        return False
+    if q != "random.choice":
+        return True
+    population = call.args[0] if len(call.args) == 1 and not call.keywords else None
+    if type(population) in (ast.List, ast.Tuple):
+        return bool(population.elts) and all(python_number(x) for x in population.elts)  # type: ignore[union-attr]
+    return type(population) is ast.Call and type(population.func) is ast.Name and population.func.id == "range"
 
 
 def _shape_number(name: str, func: ast.AST, ctx: Context, leaf: Callable[[ast.expr], bool], seen: set[str]) -> bool:

@@ -15,13 +15,18 @@ from npu_lsp.modes import sets_graph_mode
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.attribute_stores import (
+    ACROSS_JOIN,
     branch_stored,
     branch_stores,
     given_tensors,
+    joined_attr,
     nested_self_lines,
+    none_guarded,
     numpy_attr,
+    reaching_store,
     restored_tensor_attrs,
     self_stores,
+    stores_across_join,
     stores_tensor_attrs,
 )
 from npu_lsp.rules.graphmode.dynamic_shape import reaching_assignment
@@ -72,7 +77,7 @@ from npu_lsp.rules.graphmode.typed_scalar_tensor import (
     number_read,
     typed_scalar_tensor,
 )
-from npu_lsp.rules.graphmode.values import _callees, in_dead_branch, returns_reached
+from npu_lsp.rules.graphmode.values import callees_by_call, in_dead_branch, returns_reached
 from npu_lsp.scope import GraphScope
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -273,6 +278,28 @@ def _constant_keywords_only(call: ast.Call, func: ast.AST, ctx: Context) -> bool
     return all(k.arg is not None and a.kind(k.value, func) == Kind.CONST for k in call.keywords)
 
 
+#: arguments a MindSpore function checks the Python type of with `_check_attr_dtype`
+#: (ops/function/math_func.py), by name and position: given a JIT Fallback value (a number
+#: LAX stores on `self` in `construct`: `self.tau = self.tau * 0.9`, also read before the
+#: store) the check sees a Tensor (measured, written/heldout40c cases
+#: `fbnet_tau_anneal_self_mutation`, `r2_fbnet_tau_mutated_before_gumbel`, probes
+#: `fix40e_tau_*`: "For 'gumbel_softmax', the type of 'tau' should be 'float', but got type
+#: 'Tensor'", by keyword or position, and `hard`; a local `tau` computed from the attribute
+#: compiles). Only the measured function: `argmax`'s `keepdim`, `diag_embed`'s offsets,
+#: `quantile`'s `axis` use the same check but were not measured.
+_GUMBEL_CHECKED = (("tau", 1, "float"), ("hard", 2, "bool"), ("dim", 3, "int"))
+_TYPE_CHECKED_ARGUMENTS: dict[str, tuple[tuple[str, int, str], ...]] = {
+    "mindspore.ops.gumbel_softmax": _GUMBEL_CHECKED,
+    "mindspore.ops.function.math_func.gumbel_softmax": _GUMBEL_CHECKED,
+}
+
+
+def ctx_segment(ctx: Context, e: ast.expr) -> str:
+    """The source text of `e` (shortened for a message)."""
+    text = ctx.segment(e)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _call_arguments(call: ast.Call) -> list[ast.expr]:
     """The expressions `call` gives, positional then keyword (a starred one as itself)."""
     return [*call.args, *(k.value for k in call.keywords)]
@@ -451,7 +478,17 @@ class FallbackValueShapeQuery(GraphRule):
     `None` on such a path, the same kind of Python object, and so does an attribute of
     `self` stored inside an `if` of compiled code and read after it (`if self.memory is
     None: self.memory = ...`, `if new_mask: self.mask = ...` in a sub-cell; a store outside
-    any `if`, or in a branch MindSpore folds away, is read back as the value); and the shape of such a value given as a target shape
+    any `if`, or in a branch MindSpore folds away, is read back as the value in its own block
+    and in the branches of an `if` after it), and so is one read across a join after a store
+    (`self.h = x`, then `self.h` read in a `for` / `while` body, after any `if` (on a tensor,
+    a shape or a constant flag) or loop, or in a comprehension; `__init__` making it `None`,
+    a number, a tuple or a tensor: `for _ in range(3): self.h = self.gru(x, self.h)` fails;
+    read after a store in the same loop body, or after a store that follows the loop, it is
+    the value); `.reshape(...)` of a product `a @ b` with such an operand (also after
+    arithmetic, or of `ms.Tensor(...)` of it: MindSpore compiles `@` as its own MatMul of the
+    placeholder the value holds while compiling, "proposed_shape ... is invalid for input of
+    size 1"; `np.matmul`, `np.dot` and the product's `.T`, `.flatten()`, `.sum()` compile);
+    and the shape of such a value given as a target shape
     (`ops.reshape(x, a.shape)`, `ops.zeros(a.shape, ...)`, `ops.broadcast_to(y, a.shape)`
     with `a = x.asnumpy()`; not the shape of a `self` attribute stored under an `if`, a
     Tensor whose shape MindSpore reads: written/heldout17a probe `st18_memo_ifnone_shape`);
@@ -575,7 +612,12 @@ class FallbackValueShapeQuery(GraphRule):
     A fallback result is an opaque Python object while compiling: arithmetic on it works,
     but its shape and dtype are unknown, and MindSpore fails inside its own code:
     `Failed to infer for primitive:DtypeToEnum`, `'int' object has no attribute '__len__'`,
-    `'int' object is not subscriptable`, `negative dimensions are not allowed`.
+    `'int' object is not subscriptable`, `negative dimensions are not allowed`. A function
+    that checks the Python type of an argument while compiling sees such a value as a
+    Tensor: `ops.gumbel_softmax(logits, tau=self.tau)` in a `construct` that also stores
+    `self.tau = self.tau * decay` (before or after the call) fails with "For
+    'gumbel_softmax', the type of 'tau' should be 'float', but got type 'Tensor'" (also
+    `hard`, `dim`).
 
     ## Example
     ```python
@@ -649,6 +691,17 @@ class FallbackValueShapeQuery(GraphRule):
       `fix37e_rv_*`, `fix37e_rv2_*` (a list display or a list grown by `append` crashes the
       LAX compile instead; a carry changed by `repeat_interleave` without the item fails too,
       not flagged).
+    - `.reshape` of a product `a @ b` of such a value: written/heldout39b case
+      `eigencam_numpy_svd_in_construct` and probes `fix40a_np_*`, `fix40a_mm_*`.
+    - A `self` attribute read across a join after a store: written/heldout38b probes
+      `fix40a_st_*`, `fix40a_st2_*` and cases `opennmt_decoder_state_tensor_attr_assign`,
+      written/heldout39b `mifgsm_momentum_stored_on_self` (a helper method reading the
+      attribute gets its `__init__` value instead, `fix40a_st2_helper_read_dense`: not flagged).
+    - `ops.gumbel_softmax`'s `tau` / `hard` given a number stored on `self` in `construct`:
+      written/heldout40c cases `fbnet_tau_anneal_self_mutation`,
+      `r2_fbnet_tau_mutated_before_gumbel` and probes `fix40e_tau_*` (by keyword or position,
+      read before or after the store, a constant stored; a local `tau` computed from the
+      attribute, or another attribute stored, compile).
     """
 
     nodes = (ast.Call, ast.Attribute, ast.Subscript, ast.ListComp, ast.GeneratorExp, ast.For)
@@ -733,6 +786,19 @@ class FallbackValueShapeQuery(GraphRule):
 
     def _check(self, node: ast.AST, ctx: Context, func: ast.AST) -> Iterable[Diagnostic]:
         o = _Opaque(ctx)
+        if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "reshape":
+            product = _matmul_of_fallback(node.func.value, func, o, ctx)
+            if product is not None:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{ctx.segment(product)}` multiplies a JIT Fallback value with `@`: MindSpore compiles the "
+                    "operator as its own MatMul of the placeholder the value holds while compiling, so the product "
+                    f"does not have the array's shape and `{ctx.segment(node.func)}(...)` fails (MindSpore: "
+                    "proposed_shape ... is invalid for input of size 1); use `np.matmul(a, b)` or `np.dot(a, b)`, "
+                    "or compute with tensors",
+                )
+                return
         if type(node) is ast.For:
             why = o.placeholder_iterated(node.iter, func, frozenset())
             if why:
@@ -849,7 +915,7 @@ class FallbackValueShapeQuery(GraphRule):
                     f"`{ctx.segment(node.func)}` is given `{ctx.segment(given)}`, a JIT Fallback value, and keyword arguments: under LAX MindSpore runs this overloaded `mint` function on the Python object and cannot pass it the keywords (\"Illegal type in the graph: AbstractKeywordArg\"); pass them by position, or give it a graph tensor",
                 )
                 return
-        why = _Opaque(ctx, tensor_index=True).sink(node, func, frozenset(), 0)
+        why = _Opaque(ctx, tensor_index=True, while_joins=True).sink(node, func, frozenset(), 0)
         if not why:
             why = _Opaque(ctx, tensor_index=True, typed_index=True).typed_index_sink(node, func)
         if why:
@@ -1365,6 +1431,7 @@ def _has_fallback(ctx: Context) -> bool:
         ) or any(has_none_join(s.function, ctx) for s in lax)
         hit = hit or (nested_self_lines(ctx) and any(branch_stores(s.function) for s in lax))
         hit = hit or bool(namedtuple_classes(ctx)) or stores_numbers(ctx) or stores_tensor_attrs(ctx, lax)
+        hit = hit or stores_across_join(ctx, lax)
         hit = hit or reads_tables(ctx) or stores_held_numbers(ctx) or stores_on_objects(ctx, lax)
         hit = hit or ((ctx.mentions("str(") or ctx.mentions("repr(") or ctx.mentions(".format(")) and any(
             text_of_value(n, ctx, s.function) for s in lax for n in calls_in(s.function)  # type: ignore[arg-type]
@@ -1386,6 +1453,35 @@ def _has_fallback(ctx: Context) -> bool:
         ))
         ctx.cache["opaque.any"] = hit
     return bool(hit)
+
+
+def _matmul_of_fallback(e: ast.expr, func: ast.AST, o: _Opaque, ctx: Context, depth: int = 0) -> ast.BinOp | None:
+    """The `a @ b` with a JIT Fallback operand that `e` (the receiver of `.reshape`) is
+    computed from: the product itself, arithmetic on it, `ms.Tensor(...)` of it, or a name
+    bound to one of these. Under LAX MindSpore compiles `@` as `MatMulExt` of the two
+    placeholders, a tensor of size 1 while compiling, and `reshape` to the array's shape then
+    fails (measured, written/heldout39b case `eigencam_numpy_svd_in_construct`, probes
+    `fix40a_np_*`, `fix40a_mm_*`: `proj = a @ vt[0]` with `a = x.asnumpy()`, then
+    `ms.Tensor(proj.reshape(h, w))`, `(a @ a).reshape(...)`, `(a @ a + 1.0).reshape(...)`,
+    `ms.Tensor(a @ a).reshape(...)` fail, "proposed_shape '[const vector]{2, 8}' is invalid for
+    input of size 1"; `np.matmul`, `np.dot`, `*`, and `.T` / `.flatten()` / `.astype()` /
+    `.sum()` of the product compile)."""
+    if depth > 4:
+        return None
+    if isinstance(e, ast.Name):
+        bound = analyzer(ctx).bound_value(e, func)
+        return None if bound is None else _matmul_of_fallback(bound, func, o, ctx, depth + 1)
+    if isinstance(e, ast.Call):
+        if ctx.qualname(e.func) in TENSOR_CONSTRUCTORS and len(e.args) == 1:
+            return _matmul_of_fallback(e.args[0], func, o, ctx, depth + 1)
+        return None
+    if not isinstance(e, ast.BinOp):
+        return None
+    if type(e.op) is ast.MatMult:
+        if o.value(e.left, func, frozenset()) or o.value(e.right, func, frozenset()):
+            return e
+        return None
+    return _matmul_of_fallback(e.left, func, o, ctx, depth + 1) or _matmul_of_fallback(e.right, func, o, ctx, depth + 1)
 
 
 #: marks, among a call's opaque parameter names, the class of the instance it runs on
@@ -1415,8 +1511,17 @@ class _Opaque:
         typed_index: bool = False,
         in_place: bool = False,
         keyword_namedtuples: bool = True,
+        while_joins: bool = False,
     ) -> None:
         self.ctx = ctx
+        #: is a name read after a tensor-conditioned `while` that rebinds it what it held on
+        #: entering the loop (`_tensor_while_entry`)? Only for the input-query sinks: LAX
+        #: gives them the loop's joined tensor (`ops.ones_like`, `nn.Dense` of it compile), but
+        #: the value still joins with anything (`x.sum() > 0 and x.shape[0] == 2` after a
+        #: `while` rebinding `x = ms.Tensor.from_numpy(x.asnumpy())` compiles: fresh v6 seed
+        #: 12000287) and an overloaded `mint` function given it by keyword still fails (seed
+        #: 12000423)
+        self.while_joins = while_joins
         #: does an instance of a module's namedtuple class built from keyword arguments only
         #: (`Out(value=x)`) count? Not for an overloaded `mint` function given keywords: LAX
         #: passes them to it (measured, written/lax probes `genfresh37_nt_*`: `mint.max(x,
@@ -1449,7 +1554,8 @@ class _Opaque:
             + (".loops" if graph_calls else "")
             + (".typed" if typed_index else "")
             + (".inplace" if in_place else "")
-            + ("" if keyword_namedtuples else ".nokw"),
+            + ("" if keyword_namedtuples else ".nokw")
+            + (".whilejoins" if while_joins else ""),
             {},
         )
 
@@ -1485,6 +1591,11 @@ class _Opaque:
             if self.none_joins and none_joined(e, func, self.ctx):
                 return True
             st = self._last_assignment(e, func)
+            entry = self._tensor_while_entry(e, st, func) if self.while_joins else None
+            if entry is not None:
+                # the loop's join: what the name held when the loop was entered decides
+                # (a fresh node: not memoised by id)
+                return self._value(entry, func, env, depth)
             if self._item_stored(e, st, func, env, depth):
                 return True
             if self._loop_carried(e, func, env, depth):
@@ -1837,37 +1948,54 @@ class _Opaque:
         )
 
     def _tensor_attr_stored(self, e: ast.Attribute, func: ast.AST, env: frozenset[str], depth: int) -> bool | None:
-        """`self.m`, a plain Tensor `__init__` builds, read in a function that stores it: LAX
-        runs the store as a JIT Fallback `setattr`, and a read before it (also in the store's
-        own value) gets the attribute as a Python object; after the store the read is the
-        value stored (measured, written/zoo probes `ld23_ta_*`: `self.m = 0.9 * self.m +
-        0.1 * x.mean(0)`, or `m = 0.9 * self.m + ...; self.m = m`, then `nn.Dense` of `x -
-        self.m` / `x - m` fails, "'int' object has no attribute '__len__'"; `self.m =
-        x.mean(0)` then the same read compiles; written/heldout23b `r2_tensor_attr_running_update`,
-        heldout23a `r2_rnn_hidden_zero_tensor_in_init_reassigned`). None when not such a read."""
-        if not (isinstance(e.value, ast.Name) and e.value.id == "self") or e.attr not in restored_tensor_attrs(self.ctx):
+        """`self.m` read in a function that stores it: LAX runs the store as a JIT Fallback
+        `setattr`. A read that a store reaches in its block (`reaching_store`) is the value
+        stored; a read across a join (in a loop's body, after an `if` or a loop, in a
+        comprehension) is the attribute read back as a Python object, when `__init__` makes
+        it `None`, a number, a tuple or a tensor (`joined_attr`; measured, written/heldout38b
+        probes `fix40a_st_*`, `fix40a_st2_*`: `self.h = x; for ...: self.h =
+        ops.tanh(self.dense(self.h))` fails, "'int' object has no attribute '__len__'").
+        A plain Tensor `__init__` builds is a Python object read before the first store too
+        (also in the store's own value; measured, written/zoo probes `ld23_ta_*`: `self.m =
+        0.9 * self.m + 0.1 * x.mean(0)`, or `m = 0.9 * self.m + ...; self.m = m`, then
+        `nn.Dense` of `x - self.m` / `x - m` fails; `self.m = x.mean(0)` then the same read
+        compiles; written/heldout23b `r2_tensor_attr_running_update`, heldout23a
+        `r2_rnn_hidden_zero_tensor_in_init_reassigned`). None when not such a read."""
+        if not (isinstance(e.value, ast.Name) and e.value.id == "self"):
+            return None
+        # the per-file facts first (cached): most files have neither
+        restored = e.attr in restored_tensor_attrs(self.ctx)
+        if not restored and not stores_across_join(self.ctx, lax_scopes(self.ctx)):
+            return None
+        own = self_stores(func).get(e.attr)
+        if not own:
             return None
         a = analyzer(self.ctx)
         owner = a.owner_class(func)
         info = a.self_info(owner)
-        if (
-            e.attr not in info.tensors
-            and not given_tensors(owner, e.attr, self.ctx)
-            and not numpy_attr(owner, e.attr, self.ctx)
-        ) or e.attr in info.parameters:
+        if e.attr in info.parameters:
             return None
-        stores = [
-            st for st in self_stores(func).get(e.attr, ())
-            if not in_dead_branch(self.ctx, func, self.ctx.span(st))
-        ]
+        restored = restored and (
+            e.attr in info.tensors or given_tensors(owner, e.attr, self.ctx) or numpy_attr(owner, e.attr, self.ctx)
+        )
+        joined = joined_attr(owner, e.attr, self.ctx)
+        if not (restored or joined):
+            return None
+        stores = [st for st in own if not in_dead_branch(self.ctx, func, self.ctx.span(st))]
         if not stores:
             return None
-        at = (e.lineno, e.col_offset)
-        before = [st for st in stores if (st.end_lineno or 0, st.end_col_offset or 0) <= at]
-        if not before:
-            return True  # read before the first store (or in its own value)
-        last = max(before, key=lambda st: (st.lineno, st.col_offset))
-        value = getattr(last, "value", None)
+        reach = reaching_store(e, func, stores, self.ctx)
+        if reach is ACROSS_JOIN:
+            return not none_guarded(e, func, self.ctx)
+        if reach is None and restored:
+            at = (e.lineno, e.col_offset)
+            before = [st for st in stores if (st.end_lineno or 0, st.end_col_offset or 0) <= at]
+            if not before:
+                return True  # read before the first store (or in its own value)
+            reach = max(before, key=lambda st: (st.lineno, st.col_offset))
+        if not isinstance(reach, ast.stmt):
+            return None
+        value = getattr(reach, "value", None)
         return value is not None and self.value(value, func, env, depth)
 
     def opaque_params(self, func: ast.AST, depth: int = 0) -> frozenset[str]:
@@ -1929,7 +2057,9 @@ class _Opaque:
             if st is not None and isinstance(_bound_value(st, f.value.id), ast.List):
                 return True
         if type(f) is ast.Name and f.id == "len" and self.ctx.qualname(f) == "builtins.len":
-            plain = _Opaque(self.ctx, self.none_joins, self.tensor_index, self.graph_calls, self.typed_index)
+            plain = _Opaque(
+                self.ctx, self.none_joins, self.tensor_index, self.graph_calls, self.typed_index, while_joins=self.while_joins
+            )
             return plain.value(e, func, env, depth)
         return None
 
@@ -2007,6 +2137,52 @@ class _Opaque:
                         return True
         return False
 
+    def _tensor_while_entry(self, name: ast.Name, st: ast.stmt | None, func: ast.AST) -> ast.Name | None:
+        """`name` as seen on entering the outermost `while` with a tensor test that holds its
+        last binding `st` but not the read, when the name is bound before that loop too. LAX
+        joins the loop's exit value with the entry's: a graph tensor rebound in the body to a
+        JIT Fallback result (`s = x.max().asnumpy(); x = x + float(s)`) is a graph tensor
+        after the loop, and `ops.ones_like(x)`, `nn.Dense` of it compile (measured, written/lax
+        probes `genfresh40_fb_while_*`; the same without the loop, under a tensor `if` or in a
+        `for`, even inside a counter `while k < 2:` that MindSpore unrolls, fail; fresh v6
+        seed 12001723). None otherwise."""
+        if st is None:
+            return None
+        where = (name.lineno, name.col_offset)
+        a = analyzer(self.ctx)
+        found: ast.While | None = None
+        node = self.ctx.statement_parent(st)
+        while node is not None and node is not func:
+            if (
+                type(node) is ast.While
+                and not (node.lineno, node.col_offset) <= where <= (node.end_lineno or 0, node.end_col_offset or 0)
+                and a.kind(node.test, func).dynamic
+            ):
+                found = node
+            node = self.ctx.statement_parent(node)
+        if found is None or not self._rebound_by_arithmetic(name.id, found):
+            return None
+        entry = ast.Name(id=name.id, ctx=ast.Load(), lineno=found.lineno, col_offset=found.col_offset)
+        params = {p.arg for p in func.args.args + func.args.kwonlyargs} if isinstance(func, ast.FunctionDef) else set()
+        if self._last_assignment(entry, func) is None and name.id not in params:
+            return None  # bound in the loop only: no entry value to join with
+        return entry
+
+    @staticmethod
+    def _rebound_by_arithmetic(name: str, loop: ast.While) -> bool:
+        """Is every binding of `name` in `loop` arithmetic (`x = x + float(s)`, `x *= 0.5`)?
+        A tensor the body rebinds to a Python object's field (`x = o.value` of a namedtuple
+        a helper builds) is no tensor after the loop: `x * 0.5` of it fails ("can't multiply
+        sequence by non-int of type 'float'", fresh v6 seed 12001542)."""
+        for n in ast.walk(loop):
+            if type(n) is ast.AugAssign and type(n.target) is ast.Name and n.target.id == name:
+                continue
+            if type(n) is not ast.Assign or not any(t.id == name for tg in n.targets for t in _target_names(tg)):
+                continue
+            if len(n.targets) != 1 or type(n.targets[0]) is not ast.Name or not isinstance(n.value, ast.BinOp):
+                return False
+        return True
+
     def _last_assignment(self, name: ast.Name, func: ast.AST) -> ast.stmt | None:
         """The statement that last assigned `name` before it is read (source order) in `func`
         (branches MindSpore folds away left out)."""
@@ -2068,7 +2244,7 @@ class _Opaque:
     # ------------------------------------------------------------------ what a call reaches
     def _callee(self, call: ast.Call, func: ast.AST) -> ast.FunctionDef | str | None:
         """The user function/construct a call compiles, or the MindSpore cell class it calls."""
-        for fn in _callees(self.ctx).get(id(call), ()):
+        for fn in callees_by_call(self.ctx).get(id(call), ()):
             if isinstance(fn, ast.FunctionDef):
                 return fn
         f = call.func
@@ -2693,7 +2869,7 @@ class _Opaque:
     def _numbers(self) -> _Opaque:
         """This model for a number read from a value (`graph_calls`: a call of a function
         holding a loop MindSpore cannot unroll gives a graph value)."""
-        return _Opaque(self.ctx, self.none_joins, self.tensor_index, graph_calls=True)
+        return _Opaque(self.ctx, self.none_joins, self.tensor_index, graph_calls=True, while_joins=self.while_joins)
 
     def _runtime(self, e: ast.expr, func: ast.AST, env: frozenset[str]) -> bool:
         """Is `e` known only at run time (a parameter holding a fallback value, or a value the
@@ -3176,6 +3352,12 @@ class _Opaque:
             if over is not None:
                 said = _COMPREHENSION_READERS[f"builtins.{fn}"]
                 return _ITERATED_MESSAGE.format(fn=fn, over=ast.unparse(over), said=said)
+        typed = _TYPE_CHECKED_ARGUMENTS.get(self.ctx.qualname(call.func) or "")
+        for name, position, want in typed or ():
+            given = _argument(call, name, position)
+            if given is not None and self.value(given, func, env):
+                fn = (self.ctx.qualname(call.func) or "").removeprefix("mindspore.")
+                return f"`{fn}` checks while compiling that its `{name}` is a Python {want}, and `{ctx_segment(self.ctx, given)}` is a JIT Fallback value, which it sees as a Tensor (MindSpore: For '{fn.rsplit('.', 1)[-1]}', the type of '{name}' should be '{want}', but got type 'Tensor'); compute it in a local from a constant, or pass it in"
         if not args or not any(self.value(a, func, env) for a in args):
             return None
         cells, functions = _queries()

@@ -155,7 +155,7 @@ def _param_from_instance(name: str, func: ast.AST, ctx: Context, depth: int) -> 
     """A parameter of `func` whose argument, at some call in this file, may come from an
     instance's fields (see `from_instance_fields`); a name that is no parameter (a
     global, a builtin) does not."""
-    from npu_lsp.rules.graphmode.values import _callers
+    from npu_lsp.rules.graphmode.values import compiled_callers
 
     if type(func) not in (ast.FunctionDef, ast.AsyncFunctionDef):
         return False
@@ -167,7 +167,7 @@ def _param_from_instance(name: str, func: ast.AST, ctx: Context, depth: int) -> 
     scope = ctx.scopes.scopes.get(id(func))
     if scope is None:
         return True
-    sites = _callers(ctx, scope)
+    sites = compiled_callers(ctx, scope)
     if not sites:
         # called from Python only (a `construct`, an `@ms.jit` function): its inputs are
         # what Python passes, not fields the graph reads; called from compiled code not

@@ -22,6 +22,14 @@ def _table() -> dict[str, object]:
     return data
 
 
+@cache
+def random_numbers() -> frozenset[str]:
+    """The `random` functions whose result is a Python number (`ms_random.json`)."""
+    names = _table()["numbers"]
+    assert isinstance(names, list)
+    return frozenset(names)
+
+
 @rule(code="MS135", name="python-random-in-graph", severity="error", family="graphmode")
 class PythonRandomInGraph(GraphRule):
     """## What it does
@@ -29,7 +37,8 @@ class PythonRandomInGraph(GraphRule):
     `random.choice`, `random.choices`, `random.sample` or `random.shuffle` of Cells or
     functions (`random.sample([self.blur, self.noise], 2)` with methods of the network,
     `random.choice((self.a, self.b))` with sub-cells, `random.choice([ops.relu,
-    ops.tanh])`, a local list or a `self` list of them), at every syntax level; and under LAX `random.sample(range(n), k)` where `n` is a
+    ops.tanh])`, a local list or a `self` list of them, an `nn.CellList` on `self` or a slice
+    of it: `random.choice(self.choices)`), at every syntax level; and under LAX `random.sample(range(n), k)` where `n` is a
     number read from a run-time tensor (`range(int(labels.max()) + 1)`, `.item()`).
 
     ## Why is this bad?
@@ -43,8 +52,8 @@ class PythonRandomInGraph(GraphRule):
     (`random.random() < 0.5`, `random.uniform(0.5, 1.5)`, `random.randint(0, 3)`,
     `random.sample(range(4), 2)`, `random.choice(["sum", "mean"])`: drawn once while
     compiling, so every call of the network sees the same draw), a range of a shape,
-    `random.choice(range(int(t) + 1))`, and indexing a list of Cells with
-    `random.randint(0, 1)`.
+    `random.choice(range(int(t) + 1))`, indexing a list of Cells with
+    `random.randint(0, 1)`, and `random.choice` of an `nn.SequentialCell`.
 
     ## Example
     ```python
@@ -75,6 +84,9 @@ class PythonRandomInGraph(GraphRule):
       unused, in a loop and with `.item()`; constants, shapes and `choice` of a run-time
       range compile under LAX) and its cases `r2_restore_degradation_pipeline_random`,
       `meta_task_sampler_random`.
+    - A `CellList`: written/heldout40c case `r2_spos_random_choice_of_celllist_direct` and
+      probes `fix40e_rnd_choice_*` (`random.choice` of a CellList, also unused or of a
+      slice, rejected at both levels; of a `SequentialCell` it compiles).
     """
 
     nodes = (ast.Call,)
@@ -110,8 +122,32 @@ class PythonRandomInGraph(GraphRule):
 def _callable_item(population: ast.expr, ctx: Context) -> ast.expr | None:
     """The first item of `population` that is a Cell or a function: a list or tuple
     display, a local bound once to one, or a `self` attribute `__init__` binds to one."""
+    container = population.value if type(population) is ast.Subscript else population
+    if _cell_container(container, ctx):
+        # the cells of a `CellList` on `self` (or of a slice of it): the
+        # script is handed the container and picks a Cell out of it (measured, written/
+        # heldout40c case `r2_spos_random_choice_of_celllist_direct`, probes `fix40e_rnd_choice_*`:
+        # also unused, and of a slice)
+        return population
     items = _items(population, ctx)
     return next((e for e in items if _is_callable(e, ctx)), None)
+
+
+#: the cell containers whose items the script cannot hand back: `random.choice` of an
+#: `nn.SequentialCell` compiles at both levels (measured, probe `fix40e_rnd_choice_sequential`)
+_CELL_CONTAINERS = frozenset({"mindspore.nn.CellList"})
+
+
+def _cell_container(e: ast.expr, ctx: Context) -> bool:
+    """Is `e` `self.<attr>` that every `__init__` store binds to `nn.CellList(...)`?"""
+    if not (type(e) is ast.Attribute and type(e.value) is ast.Name and e.value.id == "self"):
+        return False
+    a = analyzer(ctx)
+    cls = a.owner_class(ctx.function)
+    values = a._self_values(cls).get(e.attr, []) if cls is not None else []
+    return bool(values) and all(
+        type(v) is ast.Call and ctx.qualname(v.func) in _CELL_CONTAINERS for v in values
+    )
 
 
 def _items(e: ast.expr, ctx: Context) -> list[ast.expr]:

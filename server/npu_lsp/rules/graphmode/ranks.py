@@ -2864,6 +2864,14 @@ class Ranks:
             return self._unstacked(e, env, func, depth)
         if q == "mindspore.ops.topk" and e.args:
             return self._topk(e, env, func, depth)
+        if q == "mindspore.ops.size" and len(e.args) == 1 and not e.keywords:
+            # the element count (the `Size` primitive): a scalar whatever the input's shape,
+            # also a run-time one (`ops.size(x.masked_select(m))`)
+            return NUM
+        if q == "mindspore.ops.cast" and e.args and _num(self.ev(e.args[0], env, func, depth)):
+            # `ops.cast(n, ms.float32)` of a number: a 0-d tensor (fresh v6 seed 12001574:
+            # `x + ops.cast(ops.size(m), ms.float32)` keeps `x`'s shape for MS136)
+            return ()
         spec = _FUNCS.get(last) if q.startswith("mindspore.ops.") else _MINT.get(last) if q.startswith("mindspore.mint.") else None
         direct = q.count(".") == 2
         if q.startswith("mindspore.mint.nn.functional.") and q.count(".") == 4:

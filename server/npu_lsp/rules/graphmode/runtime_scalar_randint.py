@@ -5,140 +5,16 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from npu_lsp.astutil import none_compared
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
-from npu_lsp.rules.graphmode.host_values import HOST_METHODS, host_scalar
-from npu_lsp.rules.graphmode.values import in_dead_branch, instances
+from npu_lsp.rules.graphmode.runtime_scalars import call_argument, runtime_scalar
 
 _RANDINT = frozenset({"mindspore.ops.randint"})
 #: (position, keyword) of the bounds `ops.randint` turns into `Tensor(bound, int32)`
 _BOUNDS = ((0, "low"), (1, "high"))
-_DEPTH = 3
-
-
-def _argument(call: ast.Call, at: int, key: str) -> ast.expr | None:
-    for k in call.keywords:
-        if k.arg == key:
-            return k.value
-    if len(call.args) > at and not any(isinstance(a, ast.Starred) for a in call.args[: at + 1]):
-        return call.args[at]
-    return None
-
-
-def _runtime_scalar(e: ast.expr, ctx: Context, depth: int = 0) -> ast.expr | None:
-    """The `t.item()` / `int(t)` / `float(t)` of a run-time tensor that `e` is computed from
-    (through arithmetic, `max(1, ...)`, names bound once), not one of host data (LAX runs
-    `int(x.asnumpy().sum())` in Python)."""
-    for n in ast.walk(e):
-        if type(n) is ast.Call or type(n) is ast.Name:
-            if host_scalar(n, ctx) and not any(
-                type(m) is ast.Attribute and m.attr in HOST_METHODS for m in ast.walk(n)
-            ):
-                if type(n) is ast.Name:
-                    bound = analyzer(ctx).single_assignment(n.id, ctx.function)
-                    if bound is not None and any(
-                        type(m) is ast.Attribute and m.attr in HOST_METHODS for m in ast.walk(bound)
-                    ):
-                        continue
-                if in_dead_branch(ctx, ctx.function, ctx.span(n)):
-                    continue  # the side of `a if num is None else num` never inferred
-                return n
-            if type(n) is ast.Call and depth < _DEPTH:
-                hit = _returned_scalar(n, ctx)
-                if hit is not None:
-                    return hit
-            if type(n) is ast.Name and depth < _DEPTH:
-                bound = analyzer(ctx).single_assignment(n.id, ctx.function) or _lazy_default(n.id, ctx)
-                if bound is not None and bound is not e:
-                    hit = _runtime_scalar(bound, ctx, depth + 1)
-                    if hit is not None:
-                        return hit
-    return None
-
-
-def _returned_scalar(call: ast.Call, ctx: Context) -> ast.expr | None:
-    """The `int(t)` / `float(t)` / `t.item()` of a run-time tensor that a helper function of
-    the file returns, the first `return` its compiled body reaches (`if num_nodes is not
-    None: return num_nodes` folded false when the call leaves the default None, then
-    `return int(edge_index.max()) + 1`). MindSpore inlines the helper: the caller gets the
-    same graph scalar (measured, written/heldout33a case `gnn_num_nodes_from_edge_max_int`
-    and probes `fix33e_nn_*`: as `num_segments` it fails at both levels, "Invalid kernel
-    object type ... ScalarAdd ... UnsortedSegmentSum"; `edge_index.max() + 1`, a tensor,
-    compiles). Top-level statements only: a `return` under an `if` MindSpore cannot fold
-    stops the search."""
-    if type(call.func) is not ast.Name:
-        return None
-    callee = ctx.scopes.info.functions.get(call.func.id)
-    if not isinstance(callee, ast.FunctionDef):
-        return None
-    evaluate = instances(ctx).evaluate
-    for st in callee.body:
-        if type(st) is ast.If:
-            if any(type(b) is ast.Return for b in ast.walk(st)) and evaluate(st.test, callee) is not False:
-                return None
-            continue
-        if type(st) is not ast.Return:
-            continue
-        if st.value is None:
-            return None
-        for m in ast.walk(st.value):
-            if type(m) is ast.Call and _tensor_read(m, callee, ctx):
-                return m
-        return None
-    return None
-
-
-def _tensor_read(e: ast.Call, func: ast.FunctionDef, ctx: Context) -> bool:
-    """`int(t)`, `float(t)`, `t.item()` of a run-time value of `func`, not of host data."""
-    f = e.func
-    if type(f) is ast.Name:
-        if f.id not in ("int", "float") or len(e.args) != 1 or e.keywords:
-            return False
-    elif not (type(f) is ast.Attribute and f.attr == "item" and not e.args and not e.keywords):
-        return False
-    if any(type(m) is ast.Attribute and m.attr in HOST_METHODS for m in ast.walk(e)):
-        return False
-    return analyzer(ctx).kind(e, func) is Kind.VAR
-
-
-def _lazy_default(name: str, ctx: Context) -> ast.expr | None:
-    """The value a parameter gets from its lazy default when MindSpore compiles that side:
-    `if dim_size is None: dim_size = int(index.max()) + 1`, or `size = int(batch.max()) + 1
-    if size is None else size`, with the test folded true (every call leaves the default
-    None; measured, written/heldout23a `mp_scatter_helper_reduce_kw`,
-    `pool_num_graphs_from_batch_max`: "Invalid kernel object type ... ScalarAdd ...
-    UnsortedSegmentSum"; given `x.shape[0]` instead, the side is never compiled)."""
-    func = ctx.function
-    if func is None:
-        return None
-    evaluate = instances(ctx).evaluate
-    for st in ast.walk(func):
-        test: ast.expr | None = None
-        value: ast.expr | None = None
-        if type(st) is ast.If:
-            test = st.test
-            value = next(
-                (b.value for b in st.body if type(b) is ast.Assign and _binds(b, name)), None
-            )
-        elif type(st) is ast.Assign and _binds(st, name) and type(st.value) is ast.IfExp:
-            test, value = st.value.test, st.value.body
-        if value is not None and test is not None and _is_none(test, name) and evaluate(test, func) is True:
-            return value
-    return None
-
-
-def _binds(st: ast.Assign, name: str) -> bool:
-    return len(st.targets) == 1 and type(st.targets[0]) is ast.Name and st.targets[0].id == name
-
-
-def _is_none(test: ast.expr, name: str) -> bool:
-    """`name is None`."""
-    compared = none_compared(test)
-    return compared is not None and not compared[1] and type(compared[0]) is ast.Name and compared[0].id == name
 
 
 @rule(code="MS206", name="runtime-scalar-randint-bound", severity="error", family="graphmode")
@@ -193,10 +69,10 @@ class RuntimeScalarRandintBound(GraphRule):
         if ctx.qualname(node.func) not in _RANDINT:
             return
         for at, key in _BOUNDS:
-            arg = _argument(node, at, key)
+            arg = call_argument(node, at, key)
             if arg is None:
                 continue
-            src = _runtime_scalar(arg, ctx)
+            src = runtime_scalar(arg, ctx)
             if src is None:
                 continue
             which = "max" if key == "high" else "min"

@@ -16,7 +16,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.dynamic_shape import run_time_size
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
-from npu_lsp.rules.graphmode.runtime_scalar_randint import _argument, _runtime_scalar
+from npu_lsp.rules.graphmode.runtime_scalars import call_argument, runtime_scalar
 
 
 @dataclass(frozen=True)
@@ -144,10 +144,10 @@ class RuntimeScalarSizeArgument(GraphRule):
         for want in wants:
             if ctx.scope.level not in want.levels:
                 continue
-            arg = _argument(node, want.at, want.key)
+            arg = call_argument(node, want.at, want.key)
             if arg is None:
                 continue
-            src = _runtime_scalar(arg, ctx)
+            src = runtime_scalar(arg, ctx)
             if src is not None:
                 if type(src) is ast.Name:
                     src = analyzer(ctx).single_assignment(src.id, ctx.function) or src

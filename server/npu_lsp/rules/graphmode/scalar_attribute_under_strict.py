@@ -239,12 +239,12 @@ def _decorator_names(ctx: Context) -> frozenset[str]:
 
 
 def _every_call_passes_def(i: int, ctx: Context) -> bool:
-    from npu_lsp.rules.graphmode.values import _callers
+    from npu_lsp.rules.graphmode.values import compiled_callers
 
     scope = ctx.scope
     if scope is None:
         return False
-    sites = _callers(ctx, scope)
+    sites = compiled_callers(ctx, scope)
     defs = _module_defs(ctx)
     return bool(sites) and all(
         i < len(call.args) and type(call.args[i]) is ast.Name and call.args[i].id in defs  # type: ignore[attr-defined]

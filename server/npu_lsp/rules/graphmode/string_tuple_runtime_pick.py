@@ -18,7 +18,7 @@ from npu_lsp.rules.graphmode.runtime_index_into_constants import (
     built_strings,
     constant_table_display,
 )
-from npu_lsp.rules.graphmode.runtime_scalar_randint import _runtime_scalar
+from npu_lsp.rules.graphmode.runtime_scalars import runtime_scalar
 
 
 @rule(code="MS210", name="string-tuple-runtime-pick", severity="error", family="graphmode")
@@ -109,7 +109,7 @@ class StringTupleRuntimePick(GraphRule):
         if strict and (type(node.value) is not ast.Name or not _local_list(node.value.id, ctx)):
             return  # under STRICT MS150 refuses the pick itself, except from a local list
         held = _held(node.value, ctx)
-        if held is None or not (host_scalar(node.slice, ctx) or _runtime_scalar(node.slice, ctx) is not None):
+        if held is None or not (host_scalar(node.slice, ctx) or runtime_scalar(node.slice, ctx) is not None):
             return
         kind, what = held
         if strict and (kind, what) != ("list", "strings"):

@@ -16,11 +16,12 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode import calls_table, constructed
 from npu_lsp.rules.graphmode.abstract_eval import values
-from npu_lsp.rules.graphmode.const_tensor import constant_tensor, scalar_shaped
-from npu_lsp.rules.graphmode.flow import GROWERS, Kind, analyzer
+from npu_lsp.rules.graphmode.const_tensor import constant_tensor
+from npu_lsp.rules.graphmode.flow import GROWERS, Kind, analyzer, list_call
 from npu_lsp.rules.graphmode.helpers import GraphRule, bound_names, own_nodes
 from npu_lsp.rules.graphmode.host_values import scalar_list_item
 from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
+from npu_lsp.rules.graphmode.ranks import multi_element, ranks
 from npu_lsp.rules.graphmode.values import UNKNOWN, instances
 
 # builtins whose result is a str (so `len(hex(n))` is `len` of a string)
@@ -89,7 +90,10 @@ class UnsupportedPythonCall(GraphRule):
       `n.startswith("_")` in `for n in dir(cfg)`...), and the ones
       that fail even under LAX (`d.pop(k)` on a dict of constants whose result or dict is
       read afterwards: `v = d.pop(k)` with neither read again is dead code MindSpore never
-      compiles, and so is the statement `d.pop(k)` under LAX; `lst.index(t)` /
+      compiles, and so is the statement `d.pop(k)` under LAX; `lst.index(t)` on a list or
+      tuple the function builds, an item of which is a computed tensor of more than one
+      element (items of shape `()` or `(1,)` compile: `scores.index(min(scores))` of
+      `.sum()` results; so do a sequence the caller passes and constant tensors), and
       `lst.remove(t)` with tensor elements, `d.setdefault(k, v)` / `d.pop(k)` as a statement
       on a dict of tensors the function builds; `kwargs.pop(k, d)` on the `**kwargs` of a
       compiled function whose result is read, whatever the caller passes, where
@@ -522,7 +526,7 @@ class UnsupportedPythonCall(GraphRule):
                     return
         kind = Kind.CONST if type_name == "str" else analyzer(ctx).kind(recv)
         holds_tensors = kind.dynamic
-        if holds_tensors and name == "index" and _scalar_tensor_search(node, recv, ctx):
+        if holds_tensors and name == "index" and not _index_compares_wide_items(recv, ctx):
             return
         verdict = calls_table.method(type_name, name, holds_tensors, level)
         if verdict is None or verdict.accepted:
@@ -1249,24 +1253,40 @@ def _host_value(e: ast.expr, ctx: Context) -> bool:
     return False
 
 
-def _scalar_tensor_search(node: ast.expr, recv: ast.expr, ctx: Context) -> bool:
-    """`lst.index(t)` on a list / tuple literal of constant tensors of shape () or (1,), for
-    such a tensor: the comparisons reduce one-element tensors to scalars, which compiles
-    (MindSpore's test_list_index_3: `[Tensor([1]), ..., Tensor([4])].index(Tensor([3]))` gives
-    2 at LAX and STRICT; a two-element tensor fails, "the input tensor's shape must be empty or
-    {1}"; written/mstests probes `p144_*`)."""
-    if not (isinstance(node, ast.Call) and len(node.args) == 1):
+#: how a list or tuple the function builds may be bound: a display, a comprehension, or
+#: `list(...)` / `tuple(...)` of one (its items are then `Analyzer.list_items`'s, all seen)
+_BUILT = (ast.List, ast.Tuple, ast.ListComp, ast.GeneratorExp)
+
+
+def _index_compares_wide_items(recv: ast.expr, ctx: Context) -> bool:
+    """Does `recv.index(t)` compare tensors of more than one element? MindSpore expands
+    `index` on a list or tuple the graph builds into `item == t` tests it turns into scalars
+    (`TensorToScalar`), which only a tensor of shape `()` or `(1,)` allows. Measured
+    (written/heldout40b probes `fix40d_ix_*`, mstests probes `p144_*`): items of shape `()` or
+    `(1,)` compile at both levels, whatever `t` is (`scores.index(min(scores))` of
+    `((u - c) ** 2).sum()` items); computed items of shape `(3,)` fail ("the input tensor's
+    shape must be empty or {1}"); a sequence the caller passes (`updates.index(updates[1])`
+    of a tuple input of `(3,)` tensors) and a display of constant tensors compile. So only a
+    name every binding of which builds the sequence here, one item of which `ranks` knows to
+    be wider than one element, is reported."""
+    func = ctx.function
+    if type(recv) is not ast.Name or func is None:
         return False
-    seq: ast.expr | None = recv
-    if isinstance(recv, ast.Name):
-        seq = analyzer(ctx).single_assignment(recv.id, ctx.function)
-    if not isinstance(seq, (ast.List, ast.Tuple)) or not seq.elts:
-        return False
-    items = [*seq.elts, node.args[0]]
-    calls = [constant_tensor(e, ctx) if not isinstance(e, ast.Constant) else None for e in items]
-    return all(
-        isinstance(e, ast.Constant) or (c is not None and scalar_shaped(c)) for e, c in zip(items, calls, strict=True)
-    )
+    a = analyzer(ctx)
+    values = a.assigned_values(recv.id, func)
+    if not values or len(values) != len(a.bindings_of(recv.id, func)) or not all(map(_built, values)):
+        return False  # a parameter, a loop variable, a call's result: not built here
+    shapes = ranks(ctx)
+    for item in a.list_items(recv, func):
+        if constant_tensor(item, ctx) is not None:
+            continue  # compared while compiling
+        if any(multi_element(v) for v in shapes.value_at(item, func, comprehension=True)):
+            return True
+    return False
+
+
+def _built(e: ast.expr) -> bool:
+    return isinstance(e, _BUILT) or (list_call(e) and isinstance(e.args[0], _BUILT))  # type: ignore[attr-defined]
 
 
 def _used_as_index(node: ast.expr, ctx: Context, follow: bool = True) -> bool:
