@@ -57,7 +57,9 @@ class Int32ItemAsIndex(GraphRule):
     `ops.interpolate(..., mode="bilinear")` (also `int(t.item())` or arithmetic on the item
     there); `int(t.item())` / `float(t.item())` of such a tensor, wherever the result
     goes; and the item itself (not arithmetic on it) tested `in` / `not in` a tuple or list
-    of Python numbers (`k in (1, 2, 3)`, `k in self.ids`, a module constant).
+    of Python numbers (`k in (1, 2, 3)`, `k in self.ids`, a module constant). Also an
+    int32 tensor itself (not its item) as a slice bound of a store into a tensor
+    (`mask[cy:cy + 2, cx:cx + 2] = 0.0` with `cy` given as `Tensor(1, ms.int32)`).
 
     ## Why is this bad?
     In compiled code `.item()` of an int32 tensor is an Int32 scalar known only at run time.
@@ -76,6 +78,11 @@ class Int32ItemAsIndex(GraphRule):
     floats) fails with `For InSequence, the list existing item abstract ... Int64 ... is
     not same with the new added item abstract ... Int32`; a dict, `int(t)` and
     `t.item() + 1` (an Int64) compile.
+    A slice store with int32 tensor bounds needs SliceToIndices, whose CPU kernel takes
+    int64 bounds only: `Select CPU operator[SliceToIndices] fail! Unsupported data type!`
+    at every level (or, on a row of a tensor picked in a `for` loop, "For 'TupleGetItem',
+    input[0] should be Sequence"); int64 bounds, a cast `.astype(ms.int64)`, Python ints,
+    the same slice read, and an int32 index without a slice compile.
 
     ## Example
     ```python
@@ -120,10 +127,17 @@ class Int32ItemAsIndex(GraphRule):
     - Membership: written/heldout38c probes `fix39a_in_*` and `fix40a_in_*` (a tuple or
       list display, a module constant, a tuple or list on `self`, `not in`, float items,
       at both levels; an int64 or float32 item, a dict, two Int32 items compile).
+    - An int32 tensor as a slice bound of a store: written/heldout41d case
+      `r2_aug_cutout_setitem_tensor_bounds` and probes `fix41d_sl_*` (one or two slices, a
+      start only, a tensor value, `@ms.jit`, an `argmax(...).astype(ms.int32)`; int64,
+      default `Tensor(1)`, a cast to int64, the read and a plain index compile), and
+      written/heldout35a (`specaug_*` cases, probes `fix35f_sl_*`).
     """
 
     nodes = (ast.Subscript, ast.Call, ast.Compare)
-    words = (".item()",)  # a file that never calls `.item()` has no Int32 scalar to follow
+    # a file that never calls `.item()` has no Int32 scalar to follow, and one that never
+    # names int32 has no int32 tensor as a slice bound
+    words = (".item()", "int32")
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         if isinstance(node, ast.Compare):
@@ -149,6 +163,9 @@ class Int32ItemAsIndex(GraphRule):
                             for bound in (part.lower, part.upper):
                                 if bound is not None and self._int32_item(bound, ctx):
                                     yield self._report(bound, "a slice bound of a store into a tensor", ctx)
+                                    return
+                                if bound is not None and _int32_tensor(bound, ctx):
+                                    yield self._report_tensor_bound(bound, ctx)
                                     return
                 return
             index = node.slice
@@ -332,12 +349,32 @@ class Int32ItemAsIndex(GraphRule):
             return v.kind == kind
         return analyzer(ctx).type_class(e) == kind
 
+    def _report_tensor_bound(self, e: ast.expr, ctx: Context) -> Diagnostic:
+        return ctx.diagnostic(
+            self,
+            e,
+            f"`{ctx.segment(e)}` is an int32 tensor; as a slice bound of a store into a tensor MindSpore needs int64 "
+            "(\"Select CPU operator[SliceToIndices] fail! Unsupported data type!\"): cast it with `.astype(ms.int64)`",
+        )
+
     def _report(self, e: ast.expr, where: str, ctx: Context) -> Diagnostic:
         return ctx.diagnostic(
             self,
             e,
             f"`{ctx.segment(e)}` is an Int32 scalar known only at run time; MindSpore cannot use it as {where} (it needs int64): use `int(...)`",
         )
+
+
+def _int32_tensor(e: ast.expr, ctx: Context) -> bool:
+    """Is `e` an int32 tensor (`cy` given as `Tensor(1, ms.int32)`, `cy + 2`, a cast to
+    int32)? As a slice bound of a store into a tensor (`mask[cy:cy + 2, cx:cx + 2] = 0.0`)
+    its SliceToIndices kernel takes int64 bounds only, at every level (measured,
+    written/heldout41d case `r2_aug_cutout_setitem_tensor_bounds` and probes `fix41d_sl_*`:
+    one or two slices, a start only, a tensor value, an `@ms.jit` function, an input or an
+    `argmax(...).astype(ms.int32)`; int64 tensors, python ints, a cast to int64, an int32
+    index without a slice and the same slice read compile)."""
+    v = values(ctx).of(e)
+    return isinstance(v, av.Tensor) and v.dtype == "int32"
 
 
 def _number_display(e: ast.expr | None) -> bool:
