@@ -108,6 +108,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     none_in_strict_output,
     nonlocal_statement,
     numpy_choice_probabilities,
+    numpy_operator_without_fallback,
     numpy_returned_from_graph,
     numpy_scalar_method,
     object_attribute_read_after_store,

@@ -8,10 +8,11 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.host_values import host_iterable, host_len_bound
 from npu_lsp.rules.graphmode.interpreted import interpreted
+from npu_lsp.rules.graphmode.python_call_on_tensor import reduced_input_items
 
 _DEPTH = 6
 _HOST_READS = frozenset({"tolist", "asnumpy", "numpy"})
@@ -117,8 +118,14 @@ def fallback_list(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
         return False
     t = type(e)
     if t is ast.Name:
-        bound = analyzer(ctx).single_assignment(e.id, ctx.function)  # type: ignore[attr-defined]
-        return bound is not None and fallback_list(bound, ctx, depth + 1)
+        a = analyzer(ctx)
+        bound = a.single_assignment(e.id, ctx.function)  # type: ignore[attr-defined]
+        if bound is None:
+            # `dists = sorted(dists)`: the value straight-line code last bound
+            bound = a.bound_value(e, ctx.function)  # type: ignore[arg-type]
+        if bound is not None and fallback_list(bound, ctx, depth + 1):
+            return True
+        return isinstance(bound, ast.List) and not bound.elts and _appended_fallback_items(e, ctx, depth)  # type: ignore[arg-type]
     if t is ast.Call:
         f = e.func  # type: ignore[attr-defined]
         if type(f) is ast.Attribute:
@@ -136,6 +143,8 @@ def fallback_list(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
             # also of a numpy result on host data (`list(x.asnumpy().max(axis=0))`, measured
             # written/gen18 `mm_nplist_max`)
             arg = args[0]
+            if q == "builtins.sorted" and _built_tensor_list(arg, ctx):
+                return True
             return fallback_iterable(arg, ctx, depth + 1) or (
                 type(arg) is ast.Call and interpreted(arg, ctx, ctx.function)  # type: ignore[arg-type]
             )
@@ -155,6 +164,48 @@ def fallback_list(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
     return False
 
 
+def _built_tensor_list(e: ast.expr, ctx: Context) -> bool:
+    """A list of tensors the compiled function builds by a comprehension (`[((u0 - u) ** 2).sum()
+    for u in updates]`), in place or bound to a name: `sorted` of it runs by JIT Fallback under
+    LAX and gives a list of unknown length (measured, written/heldout40b
+    `robust_krum_scores_sorted_python`, probes `fix40d_ks_*`: `min(sorted(dists))` fails with
+    "Unsupported op [IsDimUnKnown]"; `ds[0]`, `sum(ds[:2])` and `ds.index(...)` compile)."""
+    a = analyzer(ctx)
+    func = ctx.function
+    if type(e) is ast.Name:
+        e = a.bound_value(e, func) or e
+    if type(e) is not ast.ListComp:
+        return False
+    elt = e.elt
+    return a.kind(elt, func) == Kind.TENSOR or reduced_input_items(elt, ctx)
+
+
+def _appended_fallback_items(e: ast.Name, ctx: Context, depth: int) -> bool:
+    """A list bound to `[]` that only ever gets items of a fallback list appended (`ds[0]`, or
+    `sum(ds[:k])`): each item is a value JIT Fallback made, and `min` of the list fails as of
+    the fallback list itself (measured, written/heldout40b `robust_krum_scores_sorted_python`,
+    probe `fix40d_ks_sorted_sum_scores_min_clean`: `scores.append(sum(dists[:2]))` in a loop,
+    then `min(scores)`)."""
+    items: list[ast.expr] = []
+    for c in analyzer(ctx).changes(e.id, ctx.function):
+        if c.how in _READS:
+            continue
+        if c.how != "append" or len(c.args) != 1:
+            return False  # another change (`scores.insert(0, v)`, `scores += ...`) adds other items
+        items.append(c.args[0])
+    return bool(items) and all(_fallback_item(i, ctx, depth + 1) for i in items)
+
+
+#: list methods that read a list without changing it
+_READS = frozenset({"index", "count", "copy"})
+
+
+def _fallback_item(e: ast.expr, ctx: Context, depth: int) -> bool:
+    if type(e) is ast.Call and ctx.qualname(e.func) == "builtins.sum" and len(e.args) == 1:
+        e = e.args[0]
+    return type(e) is ast.Subscript and fallback_list(e.value, ctx, depth + 1)
+
+
 @rule(code="MS201", name="max-of-fallback-list", severity="error", family="graphmode")
 class MaxOfFallbackList(GraphRule):
     """## What it does
@@ -162,7 +213,10 @@ class MaxOfFallbackList(GraphRule):
     `lst` is a Python list JIT Fallback makes from a tensor at run time: `t.tolist()`,
     `t.asnumpy().tolist()`, `np.nonzero(t.asnumpy())[0].tolist()`, `sorted(...)` or `list(...)`
     of one, a comprehension or generator over one, a list display of its items
-    (`[v[0], v[1]]`), or a name bound to one of these.
+    (`[v[0], v[1]]`), or a name bound to one of these. `sorted(...)` of a list of tensors
+    the function builds by a comprehension (Krum's `dists = sorted([((u0 - u) ** 2).sum() for
+    u in updates])`) is one too, and so is a list that only ever gets items of such a list
+    appended (`scores.append(sum(dists[:k]))`).
 
     ## Why is this bad?
     Under LAX such a list is a sequence whose length the graph does not know, and MindSpore
@@ -205,13 +259,17 @@ class MaxOfFallbackList(GraphRule):
       `ff3_min_*` (float and int lists, lengths 1 to 6, `asnumpy().tolist()`, `np.nonzero`
       lists, comprehensions, `key=`: rejected; two items, numpy arrays, `np.max`, `len`,
       tensors and constants: compile), and the held-out cases
-      `heldout17a/cap_sort_by_length_tolist` and `heldout16b/r2_bucket_pad_to_max_tolist`.
+      `heldout17a/cap_sort_by_length_tolist` and `heldout16b/r2_bucket_pad_to_max_tolist`;
+      `sorted` of a built tensor list: written/heldout40b `robust_krum_scores_sorted_python`,
+      probes `fix40d_ks_*` (`min(sorted(dists))`, `min(scores)` of appended `sum(ds[:2])`:
+      rejected; `ds[0]`, `sum(ds[:2])`, `ds.index(ds[0])`, `sorted` of an input: compile).
     """
 
     nodes = (ast.Call,)
     calls = frozenset({"max", "min"})
     callee = (ast.Name,)
-    words = ("tolist", "asnumpy")  # every list this rule follows is made by one of them
+    # every list this rule follows is made by one of them
+    words = ("tolist", "asnumpy", "sorted")
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
