@@ -27,32 +27,28 @@ from npu_lsp.engine import DIAGNOSTIC_FILTERS, Context
 from npu_lsp.rules.graphmode.helpers import own_nodes
 from npu_lsp.scope import GraphScope
 
-#: findings the measured probes saw disappear after such a loop (read before store, LAX)
-_DROPPED = frozenset({"MS168", "MS193"})
-#: STRICT's host calls (`asnumpy()`, numpy on a tensor, `str` of one), dropped only after a
-#: loop making a lambda the graph compiles as a function: a `key=` lambda of `sorted` over
-#: host rows leaves them in place (fresh v6 seeds 12001495, 12001509, 12001884 fail under
-#: STRICT after `beams = sorted(cand, key=lambda b: b[0], reverse=True)[:2]` in a `for`)
-_DROPPED_AFTER_GRAPH_LAMBDA = frozenset({"MS130", "MS131", "MS164"})
+#: findings the measured probes saw disappear after such a loop: read before store (LAX) and
+#: STRICT's host calls (`asnumpy()`, numpy on a tensor, `str` of one)
+_DROPPED = frozenset({"MS168", "MS193", "MS130", "MS131", "MS164"})
 
 
 def after_loop_lambda(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:
-    if d.code in _DROPPED:
-        graph_only = False
-    elif d.code in _DROPPED_AFTER_GRAPH_LAMBDA:
-        graph_only = True
-    else:
+    if d.code not in _DROPPED:
         return False
     from npu_lsp.rules.graphmode.values import compiled_callers
 
-    if _loop_lambda_before(ctx, scope.function, d.span.line, graph_only):
+    if _loop_lambda_before(ctx, scope.function, d.span.line, True):
         return True
-    return any(_loop_lambda_before(ctx, caller, call.lineno, graph_only) for call, caller in compiled_callers(ctx, scope))
+    return any(_loop_lambda_before(ctx, caller, call.lineno, True) for call, caller in compiled_callers(ctx, scope))
 
 
 def _loop_lambda_before(ctx: Context, func: ast.AST, line: int, graph_only: bool = False) -> bool:
     """Does a `for` of `func` that ends before `line` make a lambda in its body (with
-    `graph_only`, one that is not a call's keyword argument, as `key=` of `sorted` is)?"""
+    `graph_only`, one the graph compiles as a function, not a call's keyword argument: a
+    `key=` lambda of `sorted` over host rows changes nothing after the loop; fresh v6 seeds
+    12001495, 12001509 (STRICT) and 12001884 (LAX, "cannot get item by index from an empty
+    sequence") fail after `beams = sorted(cand, key=lambda b: b[0], reverse=True)[:2]` in a
+    `for`)?"""
     key = ("loop-lambda-ends", id(func), graph_only)
     ends: list[int] | None = ctx.cache.get(key)
     if ends is None:
