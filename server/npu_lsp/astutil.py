@@ -243,7 +243,7 @@ def ascii_words(text: str) -> list[str]:
     return text.translate(_NON_WORD).split()
 
 
-_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
 class WordCounts(Mapping[str, int]):
@@ -293,7 +293,7 @@ class WordCounts(Mapping[str, int]):
             i = find(word)
             while i >= 0:
                 j = i + size
-                if (i == 0 or text[i - 1] not in _WORD_CHARS) and text[j : j + 1] not in _WORD_CHARS:
+                if (i == 0 or text[i - 1] not in WORD_CHARS) and text[j : j + 1] not in WORD_CHARS:
                     n += 1
                 i = find(word, j)
             return n
@@ -381,7 +381,7 @@ class TextWords:
         in any file with `self`, and many files have no `'`."""
         has = self._chars
         for c in s:
-            if c in _WORD_CHARS:
+            if c in WORD_CHARS:
                 continue
             hit = has.get(c)
             if hit is None:
@@ -456,7 +456,7 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
 
 #: Statements with no blocks to open (simple statements), and definitions, whose bodies are
 #: another scope: `statements` yields them without looking inside.
-_NO_BLOCKS = frozenset(
+NO_BLOCKS = frozenset(
     {
         ast.Assign,
         ast.AugAssign,
@@ -502,7 +502,7 @@ def statements(body: list[ast.stmt]) -> list[ast.stmt]:
     keep = out.append
     stack = body[::-1]
     pop, extend = stack.pop, stack.extend
-    no_blocks, body_else = _NO_BLOCKS, _BODY_ELSE
+    no_blocks, body_else = NO_BLOCKS, _BODY_ELSE
     while stack:
         st = pop()
         keep(st)
@@ -528,7 +528,7 @@ def source_statements(body: list[ast.stmt]) -> tuple[list[ast.stmt], bool]:
     keep = out.append
     stack = body[::-1]
     pop, extend = stack.pop, stack.extend
-    no_blocks, body_else, blocks_of = _NO_BLOCKS, _BODY_ELSE, STATEMENT_BLOCKS.get
+    no_blocks, body_else, blocks_of = NO_BLOCKS, _BODY_ELSE, STATEMENT_BLOCKS.get
     clause_t, case_t = ast.ExceptHandler, ast.match_case
     has_try = False
     while stack:
@@ -564,7 +564,7 @@ def statements_of(body: list[ast.stmt], kind: type[ast.stmt]) -> list[ast.stmt]:
     compiled code, most of whose blocks are a statement or two)."""
     out: list[ast.stmt] = []
     keep = out.append
-    no_blocks = _NO_BLOCKS
+    no_blocks = NO_BLOCKS
     for st in body:  # a block of simple statements (most): its own order, no stack
         t = type(st)
         if t not in no_blocks:
@@ -654,7 +654,7 @@ def all_statements(body: list[ast.stmt]) -> list[ast.stmt]:
     keep = out.append
     stack = body[::-1]
     pop, extend = stack.pop, stack.extend
-    simple, one_body, body_else = _SIMPLE_STATEMENTS, _ONE_BODY, _BODY_ELSE
+    simple, one_body, body_else = SIMPLE_STATEMENTS, _ONE_BODY, _BODY_ELSE
     while stack:
         st = pop()
         keep(st)
@@ -679,8 +679,8 @@ def all_statements(body: list[ast.stmt]) -> list[ast.stmt]:
     return out
 
 
-#: Statements with no blocks (`_NO_BLOCKS` without the definitions)
-_SIMPLE_STATEMENTS = _NO_BLOCKS - {ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef}
+#: Statements with no blocks (`NO_BLOCKS` without the definitions)
+SIMPLE_STATEMENTS = NO_BLOCKS - {ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef}
 #: Statements whose only block is `body`, and those with `body` and `orelse`
 _ONE_BODY = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.With, ast.AsyncWith})
 _BODY_ELSE = frozenset({ast.If, ast.For, ast.AsyncFor, ast.While})

@@ -88,7 +88,7 @@ def checker_version() -> str:
         return _CHECKER
     import npu_lsp
 
-    parts = [_installed_version()]
+    parts = [installed_version()]
     root = os.path.dirname(os.path.abspath(npu_lsp.__file__))
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
@@ -101,7 +101,7 @@ def checker_version() -> str:
     return _CHECKER
 
 
-def _installed_version() -> str:
+def installed_version() -> str:
     """The version of the installed `ascend-lens` distribution, from the name of its
     metadata folder on `sys.path` (where `importlib.metadata` finds it, without importing
     that package and the email parser it brings); "0" when it is not installed."""

@@ -402,7 +402,7 @@ def _is_mindspore(name: str | None, last: frozenset[str]) -> bool:
     return bool(name) and name.split(".")[0] == "mindspore" and name.rsplit(".", 1)[-1] in last  # type: ignore[union-attr]
 
 
-def _collect_imports(
+def collect_imports(
     tree: ast.Module,
     module: str,
     package: bool = False,
@@ -687,7 +687,7 @@ def _summarize(
     """`summarize`, plus the lines that can start a definition (None without the text)."""
     located: dict[str, str] = {}
     stars: list[str] = []
-    imports = _collect_imports(tree, module, PurePath(path).name == "__init__.py", known, located, stars)
+    imports = collect_imports(tree, module, PurePath(path).name == "__init__.py", known, located, stars)
     info = ModuleInfo(path, module, imports, {}, {}, {}, None, None, {})
     info.located = tuple(located.items())
     info.star_imports = tuple(stars)

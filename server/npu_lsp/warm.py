@@ -399,7 +399,7 @@ def notebook_imports(
     from npu_lsp import engine
     from npu_lsp.notebook import join_cells
     from npu_lsp.notebook_file import code_cells
-    from npu_lsp.scope import _collect_imports
+    from npu_lsp.scope import collect_imports
 
     try:
         cells = code_cells(Path(path).read_bytes().decode("utf-8-sig"))
@@ -408,7 +408,7 @@ def notebook_imports(
         return ()
     if tree is None:
         return ()
-    return tuple(sorted(set(_collect_imports(tree, module, known=known).values())))
+    return tuple(sorted(set(collect_imports(tree, module, known=known).values())))
 
 
 def packages_of(closures: dict[str, str]) -> dict[str, list[str]]:

@@ -735,9 +735,9 @@ def test_a_changed_checker_never_reads_the_old_checkers_cache(
 def test_the_installed_version_is_the_one_importlib_metadata_reads() -> None:
     from importlib import metadata
 
-    from npu_lsp.cache import _installed_version
+    from npu_lsp.cache import installed_version
 
-    assert _installed_version() == metadata.version("ascend-lens")
+    assert installed_version() == metadata.version("ascend-lens")
 
 
 def test_the_families_claim_the_file_types_filetypes_names() -> None:

@@ -145,9 +145,9 @@ def test_fixture_diagnostics_are_clean_python_outside_graph() -> None:
 def test_numpy_to_ops_table_names_real_numpy_functions() -> None:
     import numpy as np
 
-    from npu_lsp.rules.graphmode.python_call_on_tensor import _numpy_to_ops
+    from npu_lsp.rules.graphmode.python_call_on_tensor import numpy_to_ops
 
-    table = _numpy_to_ops()
+    table = numpy_to_ops()
     assert table and all(callable(getattr(np, name, None)) for name in table)
     assert all(target.isidentifier() for target in table.values())
 
@@ -195,6 +195,6 @@ def test_cells_in_python_list_is_an_error_only_when_compilation_fails() -> None:
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet="0123456789.jJx_ \n(+", max_size=12))
 def test_ms113_text_prefilter_agrees_with_its_pattern(text: str) -> None:
-    from npu_lsp.rules.graphmode.complex_literal import _IMAGINARY, _has_imaginary_literal
+    from npu_lsp.rules.graphmode.complex_literal import IMAGINARY, has_imaginary_literal
 
-    assert _has_imaginary_literal(text) == bool(_IMAGINARY.search(text))
+    assert has_imaginary_literal(text) == bool(IMAGINARY.search(text))

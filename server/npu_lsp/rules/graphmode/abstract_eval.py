@@ -18,7 +18,7 @@ import re
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode import constructed
-from npu_lsp.rules.graphmode.dynamic_shape import _COMPREHENSIONS, _binds
+from npu_lsp.rules.graphmode.dynamic_shape import COMPREHENSIONS, binds_name
 from npu_lsp.rules.graphmode.flow import (
     Analyzer,
     Kind,
@@ -833,12 +833,12 @@ class Values:
         while parent is not None and parent is not func:
             if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
                 return True, None
-            if isinstance(parent, _COMPREHENSIONS) and any(_binds(g.target, name.id) for g in parent.generators):
+            if isinstance(parent, COMPREHENSIONS) and any(binds_name(g.target, name.id) for g in parent.generators):
                 return True, None
             found, value = self._block_before(parent, child, name.id, func)
             if found:
                 return found, value
-            if isinstance(parent, (ast.For, ast.AsyncFor, ast.While, ast.Try)) and _binds(parent, name.id):
+            if isinstance(parent, (ast.For, ast.AsyncFor, ast.While, ast.Try)) and binds_name(parent, name.id):
                 return True, None  # a later iteration, or a handler, may see another binding
             child, parent = parent, self.ctx.parent(parent)
         if parent is None:
@@ -857,7 +857,7 @@ class Values:
     def _last_binding(self, block: list[ast.stmt], name: str, func: ast.AST | None) -> tuple[bool, list[ast.expr] | None]:
         for i in range(len(block) - 1, -1, -1):
             st = block[i]
-            if not _binds(st, name):
+            if not binds_name(st, name):
                 continue
             if isinstance(st, ast.Assign) and len(st.targets) == 1:
                 t = st.targets[0]

@@ -272,7 +272,7 @@ def _constant_tensor(arg: ast.expr, ctx: Context) -> bool:
     return all(a.kind(x) == Kind.CONST for x in [*e.args, *(k.value for k in e.keywords)])
 
 
-def _is_cell(e: ast.expr, ctx: Context) -> bool:
+def is_cell(e: ast.expr, ctx: Context) -> bool:
     """A new instance of a Cell class (`nn.ReLU()`) or a sub-cell (`self.act`)."""
     if isinstance(e, ast.Call):
         q = ctx.qualname(e.func)
@@ -298,5 +298,5 @@ def _list_of_cells(arg: ast.expr, ctx: Context) -> bool:
         values = a._self_values(cls).get(e.attr, []) if cls is not None else []
         if len(values) != 1 or not isinstance(values[0], ast.List):
             return False
-        return any(isinstance(el, ast.Call) and _is_cell(el, ctx) for el in values[0].elts)
-    return isinstance(e, ast.List) and any(_is_cell(el, ctx) for el in e.elts)
+        return any(isinstance(el, ast.Call) and is_cell(el, ctx) for el in values[0].elts)
+    return isinstance(e, ast.List) and any(is_cell(el, ctx) for el in e.elts)

@@ -11,16 +11,16 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
 
-_IMAGINARY = re.compile(r"[0-9.][jJ]\b")
+IMAGINARY = re.compile(r"[0-9.][jJ]\b")
 
 
-def _has_imaginary_literal(text: str) -> bool:
-    """Does `_IMAGINARY` match anywhere? Tried only where a `j`/`J` follows a digit or dot:
+def has_imaginary_literal(text: str) -> bool:
+    """Does `IMAGINARY` match anywhere? Tried only where a `j`/`J` follows a digit or dot:
     `str.find` skips the rest at C speed (a regex search tries every position of the file)."""
     for letter in "jJ":
         i = text.find(letter, 1)
         while i != -1:
-            if text[i - 1] in "0123456789." and _IMAGINARY.match(text, i - 1):
+            if text[i - 1] in "0123456789." and IMAGINARY.match(text, i - 1):
                 return True
             i = text.find(letter, i + 1)
     return False
@@ -61,7 +61,7 @@ class ComplexLiteral(Rule):
     nodes = (ast.Module,)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        if not _has_imaginary_literal(ctx.text):
+        if not has_imaginary_literal(ctx.text):
             return
         for fn, _owner in ctx.scopes.local_roots():
             scope = ctx.scopes.scope_for(fn)

@@ -17,7 +17,7 @@ from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import FUNCS, GraphRule
 from npu_lsp.rules.graphmode.ranks import ranks
 from npu_lsp.rules.graphmode.tensor_names import TENSOR_MAKERS
-from npu_lsp.rules.graphmode.unrolled_loop_depth import _call_depth_limit, _Walker
+from npu_lsp.rules.graphmode.unrolled_loop_depth import UnrolledTurns, call_depth_limit
 
 #: the tensor constructors and fills whose constant result MindSpore folds (`Tensor(1.0,
 #: ms.float32)`, `ops.ones((), ms.float32)`): value given by the first argument, or fixed
@@ -243,9 +243,9 @@ class ConstantForkedByContinue(GraphRule):
         assert func is not None
         if not analyzer(ctx).kind(gate.test).dynamic:
             return
-        walker = _Walker(func, ctx, [], fold=False)  # type: ignore[arg-type]
+        walker = UnrolledTurns(func, ctx, [], fold=False)  # type: ignore[arg-type]
         turns = _turn_values(loop, walker, ctx)
-        limit = _call_depth_limit(ctx)
+        limit = call_depth_limit(ctx)
         if turns is None or limit is None or len(turns) < 2:
             return
         carried = _carried(loop)
@@ -333,7 +333,7 @@ def _forking_continue(loop: ast.For | ast.While, ctx: Context) -> ast.If | None:
     return gate
 
 
-def _turn_values(loop: ast.For | ast.While, walker: _Walker, ctx: Context) -> list[Value] | None:
+def _turn_values(loop: ast.For | ast.While, walker: UnrolledTurns, ctx: Context) -> list[Value] | None:
     """The value of the loop variable on each unrolled turn (`_VAR` when not a number);
     None when MindSpore does not unroll the loop or the count is unknown."""
     if isinstance(loop, ast.While):

@@ -11,7 +11,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.container_mutated_in_helper import fills_in_place
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, body_statements
-from npu_lsp.rules.graphmode.self_list_empty_in_graph import _sub_cell_class
+from npu_lsp.rules.graphmode.self_list_empty_in_graph import sub_cell_class
 
 
 @rule(code="MS222", name="container-filled-by-sub-cell", severity="error", family="graphmode")
@@ -93,7 +93,7 @@ class ContainerFilledBySubCell(GraphRule):
         fn = ctx.function
         if not any(type(x) is ast.Name and type(a.single_assignment(x.id, fn)) in (ast.List, ast.Dict) for x in call.args):
             return ()
-        cls = _sub_cell_class(call.func, ctx)
+        cls = sub_cell_class(call.func, ctx)
         if cls is None or not ctx.scopes.is_cell_class(f"{ctx.scopes.info.module}.{cls.name}"):
             return ()
         construct = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "construct"), None)

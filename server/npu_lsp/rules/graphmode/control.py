@@ -6,7 +6,7 @@ import ast
 import bisect
 from collections.abc import Iterator
 
-from npu_lsp.astutil import _NO_BLOCKS, STATEMENT_BLOCKS, store_names, walk
+from npu_lsp.astutil import NO_BLOCKS, STATEMENT_BLOCKS, store_names, walk
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode.helpers import returns_in, terminates
 
@@ -60,7 +60,7 @@ def bindings(stmts: list[ast.stmt]) -> set[str]:
             for target in st.targets:  # type: ignore[attr-defined]
                 store_names(target, out)
             continue
-        if t in _NO_BLOCKS:
+        if t in NO_BLOCKS:
             if t is ast.AugAssign or t is ast.AnnAssign:
                 store_names(st.target, out)  # type: ignore[attr-defined]
             elif t in _DEFINITIONS:

@@ -361,7 +361,7 @@ def _dict_paths(fn: FuncDef, ctx: Context, depth: int = 0) -> frozenset[tuple[in
             # a name bound to (or unpacked from) what a helper returns: fairseq's
             # `x, extra = self.extract_features(...)` then `return x, extra`
             found.update((*path, *p) for p in held)
-        elif isinstance(v, (ast.Name, ast.Subscript)) and depth < 3 and (held := _grad_output_part(v, fn, a, ctx, depth)):
+        elif isinstance(v, (ast.Name, ast.Subscript)) and depth < 3 and (held := grad_output_part(v, fn, a, ctx, depth)):
             # the auxiliary outputs of a gradient function with `has_aux=True`
             found.update((*path, *p) for p in held)
         elif isinstance(v, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in v.elts):
@@ -458,14 +458,14 @@ def _differentiated(target: ast.expr, ctx: Context) -> FuncDef | None:
     return _construct(held, ctx) if held is not None else None
 
 
-def _grad_output_part(v: ast.expr, fn: FuncDef, a: Analyzer, ctx: Context, depth: int) -> frozenset[tuple[int, ...]]:
+def grad_output_part(v: ast.expr, fn: FuncDef, a: Analyzer, ctx: Context, depth: int) -> frozenset[tuple[int, ...]]:
     """The dict positions inside `v`, a name unpacked from (or bound to) the output of a
     `has_aux` gradient function, or an item of one (`aux[0]`)."""
     if isinstance(v, ast.Subscript):
         i = _int_key(v.slice)
         if i is None or not isinstance(v.value, ast.Name):
             return frozenset()
-        inner = _grad_output_part(v.value, fn, a, ctx, depth)
+        inner = grad_output_part(v.value, fn, a, ctx, depth)
         return frozenset(p[1:] for p in inner if p and p[0] == i)
     if not isinstance(v, ast.Name):
         return frozenset()

@@ -139,7 +139,7 @@ class DifferentiatedFunctionCalledAgain(GraphRule):
         if operation is not None:
             # `self.grad(self.net)` of `self.grad = ops.GradOperation(...)`,
             # `ops.GradOperation()(net)`: a gradient over inputs (or `get_by_list`)
-            key = _callee_key(node.args[0])
+            key = callee_key(node.args[0])
             if key is None or not reads_parameters(key, func, ctx):
                 return ()
             applied = applied_at(node, func, ctx)
@@ -152,7 +152,7 @@ class DifferentiatedFunctionCalledAgain(GraphRule):
         q = ctx.qualname(f) or ""
         if q.split(".")[0] != "mindspore" or q.rsplit(".", 1)[-1] not in _BUILDERS:
             return ()
-        key = _callee_key(node.args[0])
+        key = callee_key(node.args[0])
         if key is None or not (_with_weights(node) or reads_parameters(key, func, ctx)):
             return ()
         applied = applied_at(node, func, ctx)
@@ -209,7 +209,7 @@ class DifferentiatedFunctionCalledAgain(GraphRule):
         same = _arguments(applied)
         sames = (same, same[:-1]) if sens and same else (same,)
         rebound = _stores_from(func, after, ctx)
-        is_callee = matches if matches is not None else (lambda e: _callee_key(e) == key)
+        is_callee = matches if matches is not None else (lambda e: callee_key(e) == key)
         mine = [n for n in own_nodes(func) if isinstance(n, ast.Call) and _arguments(n) in sames and is_callee(n.func)]
         start = (applied.lineno, applied.col_offset)
         if any((c.lineno, c.col_offset) < start for c in mine):
@@ -292,7 +292,7 @@ def _trip_count(it: ast.expr, func: ast.AST, ctx: Context) -> int | None:
         return None
 
 
-def _callee_key(e: ast.expr) -> tuple[str, str] | None:
+def callee_key(e: ast.expr) -> tuple[str, str] | None:
     """`loss_fn` -> ("", "loss_fn"); `self.forward` -> ("self", "forward"); else None."""
     if isinstance(e, ast.Name):
         return ("", e.id)
@@ -399,7 +399,7 @@ _DEPTH = 4
 
 
 def reads_parameters(key: tuple[str, str], func: ast.AST, ctx: Context, depth: int = 0) -> bool:
-    """Does the callable `key` (`_callee_key`) of compiled `func` read Parameters: a cell
+    """Does the callable `key` (`callee_key`) of compiled `func` read Parameters: a cell
     built (in `__init__`, at module level, or by every place building this Cell) from a
     MindSpore layer that owns weights (`nn.Dense`, a `SequentialCell` of them), a Cell of
     this file whose `__init__` builds one or a `Parameter`, or a method / module function
@@ -428,7 +428,7 @@ def _calls_parameters(body: ast.AST, func: ast.AST, ctx: Context, depth: int) ->
     """Does a method or function call a cell (`self.net(x)`, `net(x)`) that reads Parameters?"""
     for n in ast.walk(body):
         if isinstance(n, ast.Call):
-            key = _callee_key(n.func)
+            key = callee_key(n.func)
             if key is not None and key != ("", "print") and reads_parameters(key, func, ctx, depth):
                 return True
     return False

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode.flow import _ASSIGN, _UNPACK_AT, Kind, analyzer
+from npu_lsp.rules.graphmode.flow import ASSIGN, UNPACK_AT, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.host_values import reads
 
@@ -118,13 +118,13 @@ def _unknown_rank_k(e: ast.expr, func: ast.AST, ctx: Context, depth: int) -> ast
         return None
     found: ast.expr | None = None
     for how, value in binds:
-        if how == _UNPACK_AT and isinstance(value, tuple) and len(value[1]) == 1 and isinstance(value[0], ast.Call):
+        if how == UNPACK_AT and isinstance(value, tuple) and len(value[1]) == 1 and isinstance(value[0], ast.Call):
             k = _run_time_k(value[0], func, ctx)  # `_, idx = ops.topk(x, k)`
-        elif how == _ASSIGN and isinstance(value, ast.expr) and reads(value, {e.id}):
+        elif how == ASSIGN and isinstance(value, ast.expr) and reads(value, {e.id}):
             if _keeps_rank_of(value, e.id, ctx):
                 continue  # `idx = idx.astype(ms.int64)`: what the other bindings give
             return None
-        elif how == _ASSIGN and isinstance(value, ast.expr):
+        elif how == ASSIGN and isinstance(value, ast.expr):
             k = _unknown_rank_k(value, func, ctx, depth + 1)
         else:
             k = None

@@ -26,7 +26,7 @@ from npu_lsp.scope import module_statements
 _MAX_DEPTH = 5
 _BLOCKS = ("body", "orelse", "finalbody")
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
-_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _SHAPE_ATTRS = frozenset({"shape", "size"})
 
 
@@ -228,16 +228,16 @@ def reaching_assignment(name: ast.Name, ctx: Context, func: ast.AST | None = Non
     while parent is not None and parent is not func:
         if isinstance(parent, (*FUNCS, ast.ClassDef)):
             return None
-        if isinstance(parent, _COMPREHENSIONS) and any(
-            _binds(g.target, name.id) for g in parent.generators
+        if isinstance(parent, COMPREHENSIONS) and any(
+            binds_name(g.target, name.id) for g in parent.generators
         ):
             return None
         found, value = _in_block_before(parent, child, name.id)
         if found:
             return value
-        if isinstance(parent, _LOOPS) and _binds(parent, name.id):
+        if isinstance(parent, _LOOPS) and binds_name(parent, name.id):
             return None  # a later iteration sees the loop's own later binding
-        if isinstance(parent, ast.Try) and child not in parent.body and _binds(parent, name.id):
+        if isinstance(parent, ast.Try) and child not in parent.body and binds_name(parent, name.id):
             return None  # a handler or `finally` may follow any part of the `try` body
         child, parent = parent, ctx.parent(parent)
     if parent is func and parent is not None:
@@ -301,7 +301,7 @@ def _in_block_before(parent: ast.AST, child: ast.AST, name: str) -> tuple[bool, 
         if not (isinstance(block, list) and child in block):
             continue
         for st in reversed(block[: block.index(child)]):
-            if not _binds(st, name):
+            if not binds_name(st, name):
                 continue
             if (
                 isinstance(st, ast.Assign)
@@ -314,7 +314,7 @@ def _in_block_before(parent: ast.AST, child: ast.AST, name: str) -> tuple[bool, 
     return False, None
 
 
-def _binds(node: ast.AST, name: str) -> bool:
+def binds_name(node: ast.AST, name: str) -> bool:
     """Does `node` (a statement, a target) bind `name` anywhere, nested blocks included?"""
     for n in ast.walk(node):
         if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, (ast.Store, ast.Del)):

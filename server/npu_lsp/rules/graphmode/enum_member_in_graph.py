@@ -87,19 +87,19 @@ class EnumMemberInGraph(GraphRule):
     nodes = (ast.Attribute, ast.Compare, ast.For, ast.comprehension, ast.Call)
 
     def applies(self, ctx: Context) -> bool:
-        return bool(_enum_classes(ctx)) or bool(_all_enum_classes(ctx))
+        return bool(enum_classes(ctx)) or bool(_all_enum_classes(ctx))
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         t = type(node)
         if t is ast.For or t is ast.comprehension or t is ast.Call:
             yield from self._iterated_class(node, ctx)
             return
-        classes = _enum_classes(ctx)
+        classes = enum_classes(ctx)
         if not classes:
             return
         if isinstance(node, ast.Attribute):
             if node.attr in _MEMBER_ATTRS and isinstance(node.ctx, ast.Load):
-                member = _member(node.value, classes, ctx)
+                member = enum_member_of(node.value, classes, ctx)
                 if member is not None and classes[member[0]] != "object":
                     spelled = ctx.segment(node.value)
                     yield ctx.diagnostic(self, node, _scalar_member_message(spelled, member[0], classes[member[0]], node.attr))
@@ -107,7 +107,7 @@ class EnumMemberInGraph(GraphRule):
         assert isinstance(node, ast.Compare)
         for op, right in zip(node.ops, node.comparators, strict=True):
             if isinstance(op, (ast.Is, ast.IsNot)):
-                member = _member(right, classes, ctx)
+                member = enum_member_of(right, classes, ctx)
                 if member is not None and classes[member[0]] == "object":
                     spelled = "is not" if isinstance(op, ast.IsNot) else "is"
                     yield ctx.diagnostic(
@@ -129,7 +129,7 @@ class EnumMemberInGraph(GraphRule):
             it = node.iter  # type: ignore[attr-defined]
         if not (type(it) is ast.Name and it.id in _all_enum_classes(ctx)):
             return
-        if _class_named(it.id, ctx) is None or analyzer(ctx).kind(it) != Kind.CONST:
+        if class_named(it.id, ctx) is None or analyzer(ctx).kind(it) != Kind.CONST:
             return  # rebound, or a local of that name
         yield ctx.diagnostic(
             self,
@@ -154,7 +154,7 @@ def _all_enum_classes(ctx: Context) -> frozenset[str]:
     return found
 
 
-def _enum_classes(ctx: Context) -> dict[str, str]:
+def enum_classes(ctx: Context) -> dict[str, str]:
     """Module-level enum classes of the file: name -> the graph scalar its members
     become ("Int", "String", "Float") or "object"."""
     hit = ctx.cache.get("MS192")
@@ -200,21 +200,21 @@ def _scalar_member_message(spelled: str, cls: str, scalar: str, attr: str) -> st
     )
 
 
-def _member(e: ast.expr, classes: dict[str, str], ctx: Context) -> tuple[str, str] | None:
+def enum_member_of(e: ast.expr, classes: dict[str, str], ctx: Context) -> tuple[str, str] | None:
     """(enum class, member) for `Cls.MEMBER`, or `self.attr` that `__init__` binds only to one."""
     if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id in classes:
-        cls = _class_named(e.value.id, ctx)
+        cls = class_named(e.value.id, ctx)
         if cls is not None and e.attr in _members(cls):
             return e.value.id, e.attr
         return None
     if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
         values = _self_values(e.attr, ctx)
         if len(values) == 1:
-            return _member(values[0], classes, ctx)
+            return enum_member_of(values[0], classes, ctx)
     return None
 
 
-def _class_named(name: str, ctx: Context) -> ast.ClassDef | None:
+def class_named(name: str, ctx: Context) -> ast.ClassDef | None:
     binds = ctx.module_bindings().get(name, [])
     return binds[0] if len(binds) == 1 and isinstance(binds[0], ast.ClassDef) else None
 

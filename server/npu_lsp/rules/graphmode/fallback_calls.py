@@ -229,7 +229,7 @@ def _stored_module_dicts(func: ast.AST, ctx: Context) -> frozenset[str]:
     key = ("opaque.stored_dicts", id(func))
     hit: frozenset[str] | None = ctx.cache.get(key)
     if hit is None:
-        from npu_lsp.rules.graphmode.runtime_index_into_constants import _module_literal
+        from npu_lsp.rules.graphmode.runtime_index_into_constants import module_literal
 
         stored: set[str] = set()
         local: set[str] = set()
@@ -239,7 +239,7 @@ def _stored_module_dicts(func: ast.AST, ctx: Context) -> frozenset[str]:
             elif type(n) is ast.Name and isinstance(n.ctx, ast.Store):
                 local.add(n.id)
         hit = ctx.cache[key] = frozenset(
-            d for d in stored - local if isinstance(_module_literal(d, ctx), ast.Dict)
+            d for d in stored - local if isinstance(module_literal(d, ctx), ast.Dict)
         )
     return hit
 
@@ -250,26 +250,26 @@ _TEXT_OF_VALUE = frozenset({"builtins.str", "builtins.repr"})
 
 def text_of_value(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
     """`str(v)` / `repr(v)` of a value known only at run time."""
-    from npu_lsp.rules.graphmode.interpreted import _run_time
+    from npu_lsp.rules.graphmode.interpreted import known_only_at_run_time
 
     f = call.func
     if type(f) is ast.Attribute and f.attr == "format" and type(f.value) is ast.Constant and type(f.value.value) is str:
         # `'{:.3f}'.format(v)`: formatted by JIT Fallback as an f-string is (measured, fresh v5
         # seed 11100046; written/gen18 probes `v23_fm_*`)
-        return any(_run_time(a, ctx, func) for a in [*call.args, *(k.value for k in call.keywords)])
+        return any(known_only_at_run_time(a, ctx, func) for a in [*call.args, *(k.value for k in call.keywords)])
     return (
         isinstance(f, ast.Name)
         and bool(call.args)
         and ctx.qualname(f) in _TEXT_OF_VALUE
-        and _run_time(call.args[0], ctx, func)
+        and known_only_at_run_time(call.args[0], ctx, func)
     )
 
 
 def formats_value(e: ast.JoinedStr, ctx: Context, func: ast.AST) -> bool:
     """An f-string formatting a value known only at run time."""
-    from npu_lsp.rules.graphmode.interpreted import _run_time
+    from npu_lsp.rules.graphmode.interpreted import known_only_at_run_time
 
-    return any(type(v) is ast.FormattedValue and _run_time(v.value, ctx, func) for v in e.values)
+    return any(type(v) is ast.FormattedValue and known_only_at_run_time(v.value, ctx, func) for v in e.values)
 
 
 #: the tensor constructors (`ms.Tensor(v)` of a fallback value is made by Python at run time)
@@ -317,7 +317,7 @@ def item_of_number_list(e: ast.expr, ctx: Context, func: ast.AST) -> bool:
     stays the constant it started as and compiles)."""
     if not (isinstance(e, ast.Subscript) and isinstance(e.value, ast.Name) and isinstance(e.ctx, ast.Load)):
         return False
-    from npu_lsp.rules.graphmode.python_call_on_tensor import _reaches  # cycle
+    from npu_lsp.rules.graphmode.python_call_on_tensor import mutation_reaches  # cycle
 
     a = analyzer(ctx)
     name = e.value
@@ -330,7 +330,7 @@ def item_of_number_list(e: ast.expr, ctx: Context, func: ast.AST) -> bool:
     ):
         return False  # an item the list started with (`toks[0]`: measured, compiles)
     return any(
-        c.how == "append" and c.args and a.kind(c.args[-1], func) == Kind.VAR and _reaches(c.node, name, func, ctx)
+        c.how == "append" and c.args and a.kind(c.args[-1], func) == Kind.VAR and mutation_reaches(c.node, name, func, ctx)
         for c in a.changes(name.id, func)
     )
 

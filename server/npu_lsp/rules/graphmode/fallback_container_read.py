@@ -199,11 +199,11 @@ class FallbackContainerRead(GraphRule):
 def _aux_dict_source(holder: ast.Name, ctx: Context) -> ast.Call | None:
     """The gradient call (`ms.value_and_grad(f, has_aux=True)(x)`) whose output `holder`
     is bound to (unpacked from) where that part of the output is the dict `f` returns."""
-    from npu_lsp.rules.graphmode.dict_output_strict import _grad_output_part
+    from npu_lsp.rules.graphmode.dict_output_strict import grad_output_part
 
     fn = ctx.function
     a = analyzer(ctx)
-    if () not in _grad_output_part(holder, fn, a, ctx, 0):  # type: ignore[arg-type]
+    if () not in grad_output_part(holder, fn, a, ctx, 0):  # type: ignore[arg-type]
         return None
     bound = a.single_assignment(holder.id, fn)
     if isinstance(bound, ast.Call):

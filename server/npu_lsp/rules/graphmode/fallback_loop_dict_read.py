@@ -12,7 +12,7 @@ from npu_lsp.rules.graphmode.fallback_list_max import (
     fallback_iterable,
     maybe_constant,
 )
-from npu_lsp.rules.graphmode.fallback_loop_list_read import _shown
+from npu_lsp.rules.graphmode.fallback_loop_list_read import returned_or_printed
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
@@ -76,7 +76,7 @@ def _dict_read_after(loop: ast.For, name: str, ctx: Context) -> ast.Name | None:
         indexed = type(parent) is ast.Subscript and parent.value is n and type(parent.ctx) is ast.Load
         if not indexed and whole_ok and _whole(n, ctx):
             continue
-        if (indexed or _shown(n, ctx)) and (first is None or (n.lineno, n.col_offset) < (first.lineno, first.col_offset)):
+        if (indexed or returned_or_printed(n, ctx)) and (first is None or (n.lineno, n.col_offset) < (first.lineno, first.col_offset)):
             first = n
     return first
 

@@ -15,11 +15,11 @@ from npu_lsp.rules.graphmode.fallback_list_max import (
 )
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
-from npu_lsp.rules.graphmode.list_grown_in_tensor_loop import _grown_names
+from npu_lsp.rules.graphmode.list_grown_in_tensor_loop import grown_names
 from npu_lsp.rules.graphmode.tensor_names import TENSOR_CLASS
 
 
-def _shown(n: ast.Name, ctx: Context) -> bool:
+def returned_or_printed(n: ast.Name, ctx: Context) -> bool:
     """Is this read of a list the list returned as it is (`return lst`, `return x, lst`) or
     printed (`print(lst)`)?"""
     parent = ctx.parent(n)
@@ -52,7 +52,7 @@ def first_read_after(loop: ast.For, name: str, ctx: Context) -> ast.Name | None:
             continue
         if type(n.ctx) is not ast.Load:
             return None  # bound again: what is read may be another list
-        if not _shown(n, ctx) and not _to_tensor(n, ctx) and (first is None or (n.lineno, n.col_offset) < (first.lineno, first.col_offset)):
+        if not returned_or_printed(n, ctx) and not _to_tensor(n, ctx) and (first is None or (n.lineno, n.col_offset) < (first.lineno, first.col_offset)):
             first = n
     return first
 
@@ -165,7 +165,7 @@ class FallbackLoopListRead(GraphRule):
         assert isinstance(node, ast.For)
         if ctx.function is None or not ctx.scope or ctx.scope.level != "lax":
             return
-        grown = set(_grown_names(node.body))
+        grown = set(grown_names(node.body))
         changed = _rebound_in(node) - grown
         if not (grown or changed) or not fallback_iterable(node.iter, ctx) or maybe_constant(node.iter, ctx):
             return

@@ -144,14 +144,14 @@ _TOP: tuple[Any, ...] = (Kind.TENSOR, None, None, True)
 _MISSING: Any = object()
 
 # How a binding gives a name its value (the second item of a binding is its expression).
-_ASSIGN = 0  # name = value (also `with v as name`, `name += value`)
+ASSIGN = 0  # name = value (also `with v as name`, `name += value`)
 _UNPACK = 1  # a, b = value (value not a literal tuple of the same length): the kind only
 _ITER = 2  # for name in value
 _ITER_ELT = 3  # for a, b in value: the element's kind only
 _ENUM = 4  # for name, _ in enumerate(...): a constant int
 _DEF = 5  # def name(...)
 #: a, (b, c) = call(...): the expression is (call, where the name sits in the result)
-_UNPACK_AT = 6
+UNPACK_AT = 6
 _KEY = 7  # for k, v in d.items(): a key of d (the expression is d)
 #: for name, g in grads: the first name of a pair target (the expression is what is
 #: iterated): a constant str when `grads` comes from a grad built with `return_ids=True`,
@@ -425,8 +425,8 @@ class Analyzer:
 
     def bindings_of(self, name: str, func: ast.AST | None) -> list[_Binding]:
         """Every binding of `name` in `func`'s body (parameters aside) as (how, value) pairs,
-        from the function's binding index: how is `_ASSIGN`, `_UNPACK`, `_ITER`...; value the
-        bound expression (for `_UNPACK_AT`, (call, where the name sits in its result))."""
+        from the function's binding index: how is `ASSIGN`, `_UNPACK`, `_ITER`...; value the
+        bound expression (for `UNPACK_AT`, (call, where the name sits in its result))."""
         return self._indexed(self._fn(func)).bindings.get(name, [])
 
     def all_bindings_typed(self, name: str, func: ast.AST | None) -> bool:
@@ -436,7 +436,7 @@ class Analyzer:
         the class for certain asks this too (`lr = self.learning_rate` inherited from
         MindSpore's `nn.Optimizer`, then `lr = ()` on one side: not surely a tuple)."""
         fn = self._fn(func)
-        values = [v for how, v in self._indexed(fn).bindings.get(name, ()) if how == _ASSIGN and isinstance(v, ast.expr)]
+        values = [v for how, v in self._indexed(fn).bindings.get(name, ()) if how == ASSIGN and isinstance(v, ast.expr)]
         return self._answer(fn, lambda: all(self._type_class(v, fn) is not None for v in values), False)
 
     def changes(self, name: str, func: ast.AST | None) -> list[Change]:
@@ -489,7 +489,7 @@ class Analyzer:
         name = e.id
         items: list[ast.expr] = []
         for how, v in self.bindings_of(name, func):
-            if how == _ASSIGN and isinstance(v, ast.expr) and v is not e:
+            if how == ASSIGN and isinstance(v, ast.expr) and v is not e:
                 items.extend(self.list_items(v, func, d))
         for c in self.changes(name, func):
             if c.how in ("append", "insert") and c.args:
@@ -525,7 +525,7 @@ class Analyzer:
     def single_assignment(self, name: str, func: ast.AST | None) -> ast.expr | None:
         """The value of `name = value` when that is the name's only binding in `func` (not a
         parameter, not bound in a loop or by unpacking): what the name holds everywhere."""
-        return self._only_binding(name, func, _ASSIGN)
+        return self._only_binding(name, func, ASSIGN)
 
     def bound_value(self, e: ast.Name, func: ast.AST | None) -> ast.expr | None:
         """The value the read `e` sees: the name's only assignment in `func`, or else the
@@ -620,7 +620,7 @@ class Analyzer:
         """The values plain assignments of `func` give `name` (`x += v` as `x + v`), from the
         function's binding index (no walk of its nodes)."""
         binds = self._indexed(self._fn(func)).bindings.get(name, ())
-        return [v for k, v in binds if k == _ASSIGN and isinstance(v, ast.expr)]
+        return [v for k, v in binds if k == ASSIGN and isinstance(v, ast.expr)]
 
     def single_unpacked(self, name: str, func: ast.AST | None) -> ast.expr | None:
         """The value of `a, b = value` (a value neither a call nor a literal tuple of the same
@@ -641,7 +641,7 @@ class Analyzer:
         if name in fn.params:
             return None
         binds = fn.bindings.get(name)
-        if binds is None or len(binds) != 1 or binds[0][0] != _UNPACK_AT:
+        if binds is None or len(binds) != 1 or binds[0][0] != UNPACK_AT:
             return None
         call, path = binds[0][1]  # type: ignore[misc]
         return call, path
@@ -1213,7 +1213,7 @@ class Analyzer:
         `fno_rollout_error_per_step_dict`), and how a display of them reads is not measured
         for this spelling. Other names: CONST."""
         binds = fn.bindings.get(name)
-        if not binds or any(how != _ASSIGN or type(v) is not ast.Dict for how, v in binds):
+        if not binds or any(how != ASSIGN or type(v) is not ast.Dict for how, v in binds):
             return Kind.CONST
         index = fn.item_stores
         if index is None:
@@ -1260,9 +1260,9 @@ class Analyzer:
         for how, value in fn.bindings.get(name, ()):
             if k == Kind.TENSOR:
                 break  # the top: no binding can change it
-            if how in (_ASSIGN, _UNPACK):
+            if how in (ASSIGN, _UNPACK):
                 b = self._kind(value, fn)  # type: ignore[arg-type]
-            elif how == _UNPACK_AT:
+            elif how == UNPACK_AT:
                 b = self._unpacked_kind(value, fn)  # type: ignore[arg-type]
             elif how in (_ITER, _ITER_ELT):
                 b = self._element_kind(value, fn)  # type: ignore[arg-type]
@@ -1529,10 +1529,10 @@ class Analyzer:
             if len(binds) != 1:
                 return False
             how, value = binds[0]
-            if how == _UNPACK_AT and isinstance(value, tuple) and value[1] == (1,):
+            if how == UNPACK_AT and isinstance(value, tuple) and value[1] == (1,):
                 # `loss, grads = vag(x)` of a `value_and_grad`: the gradients come second
                 it, value_and_grad = value[0], True
-            elif how == _ASSIGN and isinstance(value, ast.Call):
+            elif how == ASSIGN and isinstance(value, ast.Call):
                 it = value
         if not isinstance(it, ast.Call):
             return False
@@ -1671,7 +1671,7 @@ class Analyzer:
         out = set(start)
         for how, value in fn.bindings.get(name, ()):
             t: str | None = None
-            if how == _ASSIGN:
+            if how == ASSIGN:
                 t = self._type_class(value, fn)  # type: ignore[arg-type]
             elif how == _ITER:
                 t = "tensor" if self._element_kind(value, fn) == Kind.TENSOR else None  # type: ignore[arg-type]
@@ -1704,11 +1704,11 @@ class Analyzer:
         if spec is not None:
             out |= self._param_dtypes_of(fn, name, spec)
         for how, value in fn.bindings.get(name, ()):
-            if how == _ASSIGN:
+            if how == ASSIGN:
                 dt = self._dtype(value, fn)  # type: ignore[arg-type]
                 if dt is not None:
                     out.add(dt)
-            elif how == _UNPACK_AT and isinstance(value, tuple) and len(value[1]) == 1:
+            elif how == UNPACK_AT and isinstance(value, tuple) and len(value[1]) == 1:
                 # `_, idx = ops.topk(x, k)`: an item of fixed dtype (ms_join.json)
                 dt = self._indexed_result_dtype(value[0], value[1][0], fn)
                 if dt is not None:
@@ -1731,7 +1731,7 @@ class Analyzer:
 
     def _compute_numpy(self, fn: _Fn, name: str) -> bool:
         return any(
-            how == _ASSIGN and self._is_numpy_value(value, fn)  # type: ignore[arg-type]
+            how == ASSIGN and self._is_numpy_value(value, fn)  # type: ignore[arg-type]
             for how, value in fn.bindings.get(name, ())
         )
 
@@ -1954,9 +1954,9 @@ class Analyzer:
         ref = xcalls.reference(p)
         if ref is None or ref[0] != self.ctx.scopes.info.module:
             return None
-        from npu_lsp.rules.graphmode.host_list_iterated import _module_constant
+        from npu_lsp.rules.graphmode.host_list_iterated import module_constant
 
-        return xcalls.literal(_module_constant(ref[1], self.ctx))
+        return xcalls.literal(module_constant(ref[1], self.ctx))
 
     def _forwarded_args(
         self, fn: _Fn, name: str, spec: _Param
@@ -2177,7 +2177,7 @@ class Analyzer:
         functions: set[str] = set()
         for name, b in out:
             bindings.setdefault(name, []).append(b)
-            if b[0] == _DEF or (b[0] == _ASSIGN and type(b[1]) is ast.Lambda):
+            if b[0] == _DEF or (b[0] == ASSIGN and type(b[1]) is ast.Lambda):
                 functions.add(name)
         fn.parent, fn.params, fn.bindings = parent, params, bindings
         fn.functions = frozenset(functions)
@@ -2206,7 +2206,7 @@ class Analyzer:
         self, target: ast.AST, value: ast.AST, out: list[tuple[str, _Binding]]
     ) -> None:
         if isinstance(target, ast.Name):
-            out.append((target.id, (_ASSIGN, value)))
+            out.append((target.id, (ASSIGN, value)))
         elif isinstance(target, (ast.Tuple, ast.List)):
             if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
                 for t, v in zip(target.elts, value.elts, strict=False):
@@ -2227,7 +2227,7 @@ class Analyzer:
         sub-cell's `construct` returning a tuple gives each name its own element's kind."""
         for i, t in enumerate(target.elts):
             if isinstance(t, ast.Name):
-                out.append((t.id, (_UNPACK_AT, (value, (*path, i)))))  # type: ignore[arg-type]
+                out.append((t.id, (UNPACK_AT, (value, (*path, i)))))  # type: ignore[arg-type]
             elif isinstance(t, (ast.Tuple, ast.List)) and not any(isinstance(x, ast.Starred) for x in t.elts):
                 self._index_unpack(t, value, (*path, i), out)
 
@@ -2274,14 +2274,14 @@ class Analyzer:
                 value = node.value  # type: ignore[attr-defined]
                 for target in node.targets:  # type: ignore[attr-defined]
                     if type(target) is ast.Name:
-                        keep((target.id, (_ASSIGN, value)))
+                        keep((target.id, (ASSIGN, value)))
                     else:
                         self._index_assign(target, value, out)
             elif t is ast.AugAssign:
                 target = node.target  # type: ignore[attr-defined]
                 if type(target) is ast.Name:  # x += v: x = x + v
                     value = ast.BinOp(left=target, op=node.op, right=node.value)  # type: ignore[attr-defined]
-                    keep((target.id, (_ASSIGN, value)))
+                    keep((target.id, (ASSIGN, value)))
             elif t is ast.AnnAssign:
                 if node.value is not None:  # type: ignore[attr-defined]
                     self._index_assign(node.target, node.value, out)  # type: ignore[attr-defined]
@@ -2507,7 +2507,7 @@ class Analyzer:
                 bound is not None
                 and bool(bound)
                 and e.id not in fn.params
-                and all(how == _ASSIGN and v is not None and self._from_constant_input(v, fn, depth + 1) for how, v in bound)
+                and all(how == ASSIGN and v is not None and self._from_constant_input(v, fn, depth + 1) for how, v in bound)
             )
         if isinstance(e, ast.Subscript):
             return self._kind(e.slice, fn) == Kind.CONST and self._from_constant_input(e.value, fn, depth + 1)
@@ -3272,7 +3272,7 @@ class Analyzer:
                 return None
             out: list[ast.Call] = []
             for how, value in binds:
-                if how == _ASSIGN and isinstance(value, ast.expr):
+                if how == ASSIGN and isinstance(value, ast.expr):
                     got = self._built_objects(value, fn, depth + 1)
                 elif how == _ITER and isinstance(value, ast.expr):
                     got = self._built_items(value, fn, depth + 1)
@@ -3711,7 +3711,7 @@ class Analyzer:
             return (
                 bool(bound)
                 and e.id not in fn.params
-                and all(how == _ASSIGN and v is not None and self._folded_tensor(v, fn, depth + 1) for how, v in bound)  # type: ignore[union-attr]
+                and all(how == ASSIGN and v is not None and self._folded_tensor(v, fn, depth + 1) for how, v in bound)  # type: ignore[union-attr]
             )
         if not isinstance(e, ast.Call):
             return False
@@ -3734,7 +3734,7 @@ class Analyzer:
             return (
                 bool(bound)
                 and e.id not in fn.params
-                and all(how == _ASSIGN and isinstance(v, ast.Call) and self._creates_tensor(v, fn) for how, v in bound)
+                and all(how == ASSIGN and isinstance(v, ast.Call) and self._creates_tensor(v, fn) for how, v in bound)
             )
         return isinstance(e, ast.Call) and self._creates_tensor(e, fn)
 
@@ -3802,7 +3802,7 @@ class Analyzer:
             # `y, l = sub_cell(x)` then `for k in l`: asked here, not when typing every
             # unpacked name, so files without such a loop never index their sub-cell calls
             binds = fn.bindings.get(it.id, ())
-            return len(binds) == 1 and binds[0][0] == _UNPACK_AT and self._unpacked_dict(binds[0][1]) == "dict"  # type: ignore[arg-type]
+            return len(binds) == 1 and binds[0][0] == UNPACK_AT and self._unpacked_dict(binds[0][1]) == "dict"  # type: ignore[arg-type]
         return False
 
     def _key_kind(self, mapping: ast.AST, fn: _Fn) -> Kind:

@@ -122,7 +122,7 @@ class GeneratorOverTolist(GraphRule):
         if type(node) is ast.ListComp:
             return  # a list comprehension directly over host data: not measured (see above)
         for gen in node.generators:
-            made: ast.expr | None = _tolist_of_tensor(gen.iter, ctx)
+            made: ast.expr | None = tolist_of_tensor(gen.iter, ctx)
             if made is None and (
                 host_data(gen.iter, ctx)
                 or _host_row(gen.iter, ctx)
@@ -232,7 +232,7 @@ def _item_of_opaque(e: ast.expr, ctx: Context) -> bool:
 
 
 def _host(e: ast.expr, ctx: Context) -> bool:
-    return _tolist_of_tensor(e, ctx) is not None or host_data(e, ctx) or _host_row(e, ctx)
+    return tolist_of_tensor(e, ctx) is not None or host_data(e, ctx) or _host_row(e, ctx)
 
 
 def _host_parameter(e: ast.expr, ctx: Context) -> bool:
@@ -263,13 +263,13 @@ def _host_parameter(e: ast.expr, ctx: Context) -> bool:
 
 def _one_item(it: ast.expr, ctx: Context) -> bool:
     """Host data of one item (measured: `"-".join(... for i in ids)` over one id compiles)."""
-    from npu_lsp.rules.graphmode.host_list_iterated import _host_len
+    from npu_lsp.rules.graphmode.host_list_iterated import host_len
 
-    n = _host_len(it, ctx, 0)
+    n = host_len(it, ctx, 0)
     return n is not None and n < 2
 
 
-def _tolist_of_tensor(it: ast.expr, ctx: Context) -> ast.Call | None:
+def tolist_of_tensor(it: ast.expr, ctx: Context) -> ast.Call | None:
     """`x.tolist()` on a tensor, written in place or bound once to the name iterated."""
     if isinstance(it, ast.Name) and isinstance(ctx.function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         values = [

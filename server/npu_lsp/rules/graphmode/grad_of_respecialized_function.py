@@ -10,7 +10,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode.abstract_eval import values
-from npu_lsp.rules.graphmode.differentiated_function_called_again import _callee_key
+from npu_lsp.rules.graphmode.differentiated_function_called_again import callee_key
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 
 #: the grad builders, by their last name (`ms.grad`, `ms.value_and_grad`, `ops.grad`)
@@ -93,7 +93,7 @@ class GradOfRespecializedFunction(GraphRule):
         q = ctx.qualname(node.func) or ""
         if q.split(".")[0] != "mindspore" or q.rsplit(".", 1)[-1] not in _BUILDERS:
             return ()
-        key = _callee_key(node.args[0])
+        key = callee_key(node.args[0])
         if key is None:
             return ()
         builders, sites = _sites(key, func, ctx)
@@ -146,11 +146,11 @@ def _sites(key: tuple[str, str], func: ast.AST, ctx: Context) -> tuple[list[ast.
     for n in own_nodes(func):
         if not isinstance(n, ast.Call):
             continue
-        if _callee_key(n.func) == key:
+        if callee_key(n.func) == key:
             out.append(n)
             continue
         last = n.func.attr if isinstance(n.func, ast.Attribute) else n.func.id if isinstance(n.func, ast.Name) else ""
-        if last in _BUILDERS and n.args and _callee_key(n.args[0]) == key:
+        if last in _BUILDERS and n.args and callee_key(n.args[0]) == key:
             q = ctx.qualname(n.func) or ""
             if q.split(".")[0] == "mindspore" and q.rsplit(".", 1)[-1] in _BUILDERS:
                 builders.append(n)

@@ -465,14 +465,14 @@ def _is_reversed_call(e: ast.expr, ctx: Context) -> bool:
 def _reversed_grown_list_at_lax(call: ast.Call, ctx: Context) -> bool:
     """`reversed(hs)` under LAX, not the iterable of a `for` statement, with `hs` a list the
     function grows with graph variables (`hs.append(x)` in a loop over the layers)."""
-    from npu_lsp.rules.graphmode.python_call_on_tensor import _grown_with_variables
+    from npu_lsp.rules.graphmode.python_call_on_tensor import grown_with_variables
 
     if ctx.scope is None or ctx.scope.strict or len(call.args) != 1 or type(call.args[0]) is not ast.Name:
         return False  # STRICT refuses the interpreted call itself (MS131)
     parent = ctx.parent(call)
     if type(parent) is ast.For and parent.iter is call:
         return False
-    return _grown_with_variables(call.args[0], ctx)
+    return grown_with_variables(call.args[0], ctx)
 
 
 def _python_items_appended_at_lax(call: ast.Call, ctx: Context) -> ast.Call | None:
@@ -487,7 +487,7 @@ def _python_items_appended_at_lax(call: ast.Call, ctx: Context) -> ast.Call | No
     must be scalar or tensor, but got AbstractTuple", "'int' object has no attribute
     'append'"; appending a tensor or a constant, counting into a number, the same loop
     without `sorted`, and `sorted` of a list of constant int pairs (folded) compile."""
-    from npu_lsp.rules.graphmode.python_call_on_tensor import _grown_with_variables
+    from npu_lsp.rules.graphmode.python_call_on_tensor import grown_with_variables
 
     if ctx.scope is None or ctx.scope.strict or not call.args or type(call.args[0]) is not ast.Name:
         return None  # STRICT refuses the interpreted call itself (MS131)
@@ -495,7 +495,7 @@ def _python_items_appended_at_lax(call: ast.Call, ctx: Context) -> ast.Call | No
     if fn is None:
         return None
     items = analyzer(ctx).appended(call.args[0].id, fn)
-    if not items or not all(type(i) is ast.Tuple for i in items) or not _grown_with_variables(call.args[0], ctx):
+    if not items or not all(type(i) is ast.Tuple for i in items) or not grown_with_variables(call.args[0], ctx):
         return None
     loop = _loop_over(call, ctx)
     if loop is None:

@@ -17,7 +17,7 @@ from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.host_values import host_iterable as _host_iterable
 from npu_lsp.rules.graphmode.host_values import host_names, runs_only_if_reached
 from npu_lsp.rules.graphmode.interpreted import interpreted, joined_in_tensor_while
-from npu_lsp.rules.graphmode.tensor_filtered_comprehension import _runtime_scalars
+from npu_lsp.rules.graphmode.tensor_filtered_comprehension import runtime_scalar_list
 from npu_lsp.rules.graphmode.tensor_names import TENSOR_CLASS
 
 Shape = tuple[int | None, ...]
@@ -238,7 +238,7 @@ class HostListIterated(GraphRule):
             if least:
                 return self._check(node, it, what, ctx, least=least)
         else:
-            if _tensor_items(node.elt, ctx) and not _own_host_item(node, ctx):  # type: ignore[attr-defined,arg-type]
+            if tensor_items(node.elt, ctx) and not _own_host_item(node, ctx):  # type: ignore[attr-defined,arg-type]
                 return ()  # a list of tensors (`[x[i] for i in idx.tolist()]`) compiles
             it = node.generators[0].iter  # type: ignore[attr-defined]
             what = "a list comprehension"  # generators: MS173
@@ -308,7 +308,7 @@ class HostListIterated(GraphRule):
             return
         if not entry:
             return  # lengths are known only from the calls of an entry
-        n = _host_len(it, ctx, 0)
+        n = host_len(it, ctx, 0)
         if isinstance(node, ast.ListComp):
             use = _comprehension_use(node, ctx)
             if use == "len":
@@ -491,7 +491,7 @@ def _target_names(target: ast.expr) -> list[ast.expr]:
     return list(target.elts) if type(target) is ast.Tuple else [target]
 
 
-def _tensor_items(e: ast.expr, ctx: Context) -> bool:
+def tensor_items(e: ast.expr, ctx: Context) -> bool:
     """Items that may be tensors: only Python values (numbers, strings, host items) fail."""
     return analyzer(ctx).kind(e) in (Kind.TENSOR, Kind.UNKNOWN)
 
@@ -511,11 +511,11 @@ def _grows_list(body: list[ast.stmt], ctx: Context, nested: bool = False, target
                     # a dict display fails whatever it holds, tensors too (`_appends_host_tuple`;
                     # written/heldout37d probe `fix37f_ds_dict_tensor_vals_tolist`)
                     return True
-                return not _tensor_items(item, ctx) or (bool(targets) and _host_item(item, targets, ctx))
+                return not tensor_items(item, ctx) or (bool(targets) and _host_item(item, targets, ctx))
         elif _concatenated_display(st) is not None:
             shown = _concatenated_display(st)
             assert shown is not None
-            if any(type(e) is ast.Dict or not _tensor_items(e, ctx) for e in shown.elts):
+            if any(type(e) is ast.Dict or not tensor_items(e, ctx) for e in shown.elts):
                 return True
         elif type(st) is ast.If:
             if _grows_list(st.body, ctx, nested, targets) or _grows_list(st.orelse, ctx, nested, targets):
@@ -816,10 +816,10 @@ def _returned_as_is(e: ast.AST, ctx: Context) -> bool:
 def _runtime_items(e: ast.expr, ctx: Context) -> bool:
     """A local list holding Python values known only at run time and no tensor: bound once,
     to `[]` grown with `append((i, float(x[i])))`, or to a list of run-time scalars
-    (`_runtime_scalars`)."""
+    (`runtime_scalar_list`)."""
     if type(e) is not ast.Name or ctx.function is None:
         return False
-    if _runtime_scalars(e, ctx):
+    if runtime_scalar_list(e, ctx):
         return True
     a = analyzer(ctx)
     bound = a.single_assignment(e.id, ctx.function)
@@ -838,7 +838,7 @@ def _appended_items(name: str, ctx: Context) -> list[ast.expr]:
     ]
 
 
-def _host_len(e: ast.expr, ctx: Context, depth: int) -> int | None:
+def host_len(e: ast.expr, ctx: Context, depth: int) -> int | None:
     """How many items iterating the host value `e` gives, when known."""
     s = _host_shape(e, ctx, depth)
     return s[0] if s else None
@@ -875,7 +875,7 @@ def _host_shape(e: ast.expr, ctx: Context, depth: int) -> Shape | None:
         s = _host_shape(e.args[0], ctx, depth + 1)
         return s[:1] if s else None
     if name == "zip":
-        lens = [_host_len(a, ctx, depth + 1) for a in e.args]
+        lens = [host_len(a, ctx, depth + 1) for a in e.args]
         return (min(lens),) if all(n is not None for n in lens) else None  # type: ignore[type-var]
     if name == "range" and len(e.args) <= 3:
         # `range(len(a) - 1)`, `range(1, len(a) + 1)` over host data `a` (`host_len_bound`)
@@ -897,7 +897,7 @@ def _bound_value(e: ast.expr, ctx: Context, depth: int) -> int | None:
             return None
         return x + y if isinstance(e.op, ast.Add) else x - y
     if isinstance(e, ast.Call) and len(e.args) == 1 and ctx.qualname(e.func) == "builtins.len":
-        return _host_len(e.args[0], ctx, depth + 1) if _host_iterable(e.args[0], ctx, 1) else None
+        return host_len(e.args[0], ctx, depth + 1) if _host_iterable(e.args[0], ctx, 1) else None
     return None
 
 
@@ -1221,7 +1221,7 @@ def _layer_int(e: ast.expr, layer: ast.Call, ctx: Context, depth: int = 0) -> in
             isinstance(n, ast.Name) and n.id == e.id and not isinstance(n.ctx, ast.Load) for n in own_nodes(init)
         ):
             return None  # a local of `__init__`
-        bound = _module_constant(e.id, ctx)
+        bound = module_constant(e.id, ctx)
         return _layer_int(bound, layer, ctx, depth + 1) if bound is not None else None
     if (
         isinstance(e, ast.Call)
@@ -1230,13 +1230,13 @@ def _layer_int(e: ast.expr, layer: ast.Call, ctx: Context, depth: int = 0) -> in
         and isinstance(e.args[0], ast.Name)
         and ctx.qualname(e.func) == "builtins.len"
     ):
-        seq = _module_constant(e.args[0].id, ctx)
+        seq = module_constant(e.args[0].id, ctx)
         if isinstance(seq, (ast.List, ast.Tuple)) and not any(isinstance(x, ast.Starred) for x in seq.elts):
             return len(seq.elts)
     return None
 
 
-def _module_constant(name: str, ctx: Context) -> ast.expr | None:
+def module_constant(name: str, ctx: Context) -> ast.expr | None:
     """The value of `name` bound exactly once in the file, by a module-level `name = value`,
     and never changed in place (`name.append(...)`, `name[i] = ...`, `name += ...`)."""
     key = "ms193.module-constants"

@@ -12,7 +12,7 @@ from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode.abstract_eval import values
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
-from npu_lsp.rules.graphmode.runtime_index_into_constants import _bound_locally, _module_literal
+from npu_lsp.rules.graphmode.runtime_index_into_constants import bound_locally, module_literal
 
 #: tensor methods whose arguments are a shape (or sizes) MindSpore builds as a tuple of int64
 _SHAPE_METHODS = frozenset({"reshape", "view", "tile", "expand", "broadcast_to", "repeat"})
@@ -317,8 +317,8 @@ class Int32ItemAsIndex(GraphRule):
         constant, an attribute `__init__` sets to one, or a value known to be one?"""
         if isinstance(e, literal):
             return True
-        if isinstance(e, ast.Name) and not _bound_locally(e.id, ctx):
-            return isinstance(_module_literal(e.id, ctx), literal)  # `SCALES = (1.0, 0.5)`
+        if isinstance(e, ast.Name) and not bound_locally(e.id, ctx):
+            return isinstance(module_literal(e.id, ctx), literal)  # `SCALES = (1.0, 0.5)`
         if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
             a = analyzer(ctx)
             cls = a.owner_class(ctx.function)
@@ -355,7 +355,7 @@ def _number_sequence(e: ast.expr, ctx: Context) -> bool:
     if _number_display(e):
         return True
     if isinstance(e, ast.Name):
-        return not _bound_locally(e.id, ctx) and _number_display(_module_literal(e.id, ctx))
+        return not bound_locally(e.id, ctx) and _number_display(module_literal(e.id, ctx))
     if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
         a = analyzer(ctx)
         cls = a.owner_class(ctx.function)

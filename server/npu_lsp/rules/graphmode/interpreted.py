@@ -147,7 +147,7 @@ def interpreted(e: ast.expr, ctx: Context, func: ast.AST, depth: int = 0) -> boo
             return number_stored(e, func, ctx) or _stored_interpreted(e, ctx, func, depth)  # type: ignore[arg-type]
         return interpreted(e.value, ctx, func, depth)  # type: ignore[attr-defined]
     if t is ast.JoinedStr:
-        return any(type(v) is ast.FormattedValue and _run_time(v.value, ctx, func) for v in e.values)  # type: ignore[attr-defined]
+        return any(type(v) is ast.FormattedValue and known_only_at_run_time(v.value, ctx, func) for v in e.values)  # type: ignore[attr-defined]
     if t is ast.Call:
         return _call(e, ctx, func, depth)  # type: ignore[arg-type]
     if t is ast.IfExp:
@@ -204,7 +204,7 @@ def _call(call: ast.Call, ctx: Context, func: ast.AST, depth: int) -> bool:
     f = call.func
     if name in _TEXT or (type(f) is ast.Attribute and f.attr == "format" and type(f.value) is ast.Constant):
         # `str(t)`, `'{:.3f}'.format(v)` of a run-time value: text JIT Fallback makes
-        return any(_run_time(x, ctx, func) for x in [*call.args, *(k.value for k in call.keywords)])
+        return any(known_only_at_run_time(x, ctx, func) for x in [*call.args, *(k.value for k in call.keywords)])
     if type(f) is ast.Name and f.id in _named_tuples(ctx):
         return True  # LAX builds a NamedTuple instance as Python (PyExecute)
     if name in _CARRIERS or name in _FROM_NUMPY:
@@ -293,7 +293,7 @@ def _arithmetic_of(e: ast.expr, params: set[str]) -> bool:
     return t is ast.Constant
 
 
-def _run_time(e: ast.expr, ctx: Context, func: ast.AST) -> bool:
+def known_only_at_run_time(e: ast.expr, ctx: Context, func: ast.AST) -> bool:
     """Is `e` a value known only at run time: a graph variable, or an item of a list a
     comprehension builds of them (`vals[1]` of `vals = [x[0, j].item() for j in range(3)]`,
     whose kind the flow leaves unknown)? Text made of one is made by JIT Fallback (measured,
@@ -309,15 +309,15 @@ def _run_time(e: ast.expr, ctx: Context, func: ast.AST) -> bool:
                 if type(g.target) is ast.Name and g.target.id == e.id:
                     if type(g.iter) is not ast.Name:
                         return False
-                    from npu_lsp.rules.graphmode.python_call_on_tensor import _list_of_variables
+                    from npu_lsp.rules.graphmode.python_call_on_tensor import list_of_variables
 
-                    return _list_of_variables(g.iter, ctx, func)
+                    return list_of_variables(g.iter, ctx, func)
             p = ctx.parent(p)
         return False
     if type(e) is ast.Subscript and type(e.value) is ast.Name and type(e.slice) is not ast.Slice:
-        from npu_lsp.rules.graphmode.python_call_on_tensor import _list_of_variables
+        from npu_lsp.rules.graphmode.python_call_on_tensor import list_of_variables
 
-        return _list_of_variables(e.value, ctx, func)
+        return list_of_variables(e.value, ctx, func)
     return False
 
 

@@ -11,7 +11,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, leaves_loop, terminates
-from npu_lsp.rules.graphmode.tensor_filtered_comprehension import _runtime_scalars
+from npu_lsp.rules.graphmode.tensor_filtered_comprehension import runtime_scalar_list
 from npu_lsp.rules.graphmode.tensor_names import TENSOR_MAKERS
 
 _GROW = frozenset({"append", "extend", "insert"})
@@ -220,7 +220,7 @@ def _reads_runtime_scalar_item(test: ast.expr, ctx: Context) -> bool:
     run time (`areas = [int(m.sum()) for m in masks]`)? Measured under LAX (written/heldout14
     probe `lx_fa_int_areas_for_loop`): it is a run-time condition like a tensor's."""
     return any(
-        isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load) and _runtime_scalars(n.value, ctx)
+        isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load) and runtime_scalar_list(n.value, ctx)
         for n in ast.walk(test)
     )
 

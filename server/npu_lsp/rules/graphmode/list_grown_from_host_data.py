@@ -14,7 +14,7 @@ from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.host_values import HOST_METHODS as _HOST_METHODS
 from npu_lsp.rules.graphmode.host_values import host_iterable as _host_iterable
 from npu_lsp.rules.graphmode.host_values import numpy_of_host
-from npu_lsp.rules.graphmode.list_grown_in_tensor_loop import _grown_names, _needs_elements
+from npu_lsp.rules.graphmode.list_grown_in_tensor_loop import grown_names, needs_elements
 
 #: list methods that change a list in place (measured: `pop` and `reverse` of a host list fail
 #: under LAX as `append` does, `sort` and `remove` compile)
@@ -168,7 +168,7 @@ class ListGrownFromHostData(GraphRule):
                     f"`{f.value.id}` is grown inside the `for` over `{ctx.segment(it)}` (line {loop.lineno}), a list of tensors built in the graph: LAX runs `reversed` of it by JIT Fallback, so the loop is not unrolled over known items and growing `{f.value.id}` there fails (\"'Tensor' object has no attribute 'append'\", or an empty list after the loop); loop over `{ctx.segment(reversed_list)}[::-1]` instead",
                 )
             return
-        if not node.args or not isinstance(node.args[0], ast.Name) or not _needs_elements(f, ctx):
+        if not node.args or not isinstance(node.args[0], ast.Name) or not needs_elements(f, ctx):
             return
         name = node.args[0].id
         start = analyzer(ctx).single_assignment(name, ctx.function)
@@ -177,7 +177,7 @@ class ListGrownFromHostData(GraphRule):
         for loop in _host_loops(ctx):
             if _reversed_graph_list(loop.iter, ctx):
                 continue  # reported where the loop grows the list
-            if (loop.end_lineno or loop.lineno) < node.lineno and name in set(_grown_names(loop.body)):
+            if (loop.end_lineno or loop.lineno) < node.lineno and name in set(grown_names(loop.body)):
                 what = "run by JIT Fallback" if _is_reversed(loop.iter, ctx) else "a tensor's values run by JIT Fallback"
                 yield ctx.diagnostic(
                     self,
@@ -426,7 +426,7 @@ def _first_pass_runs(loop: ast.While, ctx: Context) -> bool:
 def _folded_to(test_of: ast.If, body: bool, func: ast.AST | None, ctx: Context) -> bool:
     """Is `test_of`'s condition a compile-time constant (a constant this module knows, or the
     shapes the program feeds in: ranks.py) that selects the body (`body`) or the else side?"""
-    from npu_lsp.rules.graphmode.shape_folded import _taken
+    from npu_lsp.rules.graphmode.shape_folded import fed_shapes_take
     from npu_lsp.rules.graphmode.values import UNKNOWN, instances
 
     if func is None or analyzer(ctx).kind(test_of.test, func) != Kind.CONST:
@@ -434,4 +434,4 @@ def _folded_to(test_of: ast.If, body: bool, func: ast.AST | None, ctx: Context) 
     value = instances(ctx).evaluate(test_of.test, func)
     if value is not UNKNOWN:
         return bool(value) == body
-    return _taken(test_of.test, body, func, ctx)
+    return fed_shapes_take(test_of.test, body, func, ctx)

@@ -7,7 +7,7 @@ import re
 from collections import deque
 from collections.abc import Iterable
 
-from npu_lsp.astutil import _SIMPLE_STATEMENTS, _WORD_CHARS, BLOCKS_OF, blocks_of
+from npu_lsp.astutil import BLOCKS_OF, SIMPLE_STATEMENTS, WORD_CHARS, blocks_of
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -159,7 +159,7 @@ class ListGrownInTensorLoop(GraphRule):
             # no loop anywhere: only a list repeated by a run-time count, or a sequence of
             # dynamic length given whole, to look for
             star = _has_star(ctx)
-            if not (star or file_mentions(ctx, "mutable")) or not _needs_elements(node.func, ctx):
+            if not (star or file_mentions(ctx, "mutable")) or not needs_elements(node.func, ctx):
                 return ()
             given = _dynamic_len_given(node.args[0], node, ctx)
             if given is not None:
@@ -168,7 +168,7 @@ class ListGrownInTensorLoop(GraphRule):
             return [ctx.diagnostic(self, node, _repeat_message(repeat, ctx))] if repeat is not None else ()
         if type(node.func) is ast.Name and node.func.id in _FOLDS:
             return self._folded(node, ctx)
-        if not _needs_elements(node.func, ctx):
+        if not needs_elements(node.func, ctx):
             return ()
         return self._check(node, node.args[0], ctx)
 
@@ -220,7 +220,7 @@ class ListGrownInTensorLoop(GraphRule):
         ]
 
     def wants_call(self, callee: type[ast.AST], called: str, receiver: str) -> bool:
-        # `_needs_elements`' name tests: `P.Stack()(...)`, a name resolving to a stacking op,
+        # `needs_elements`' name tests: `P.Stack()(...)`, a name resolving to a stacking op,
         # `x.stack(...)`, or any `self.<attr>(...)` (what `__init__` built decides)
         if callee is ast.Call:
             return True
@@ -229,7 +229,7 @@ class ListGrownInTensorLoop(GraphRule):
         return callee is ast.Name and (called in _NEEDS_ELEMENTS or called in _FOLDS)
 
     def file_calls(self, ctx: Context) -> frozenset[str] | None:
-        # `_needs_elements`' names: a stacking op's, a call of a call's (""), or an
+        # `needs_elements`' names: a stacking op's, a call of a call's (""), or an
         # attribute a class of the module holds on `self` as one (the class of any
         # compiled function's `self`, when no other class is written anywhere)
         classes = [c for c in ctx.tree.body if type(c) is ast.ClassDef]
@@ -299,7 +299,7 @@ class ListGrownInTensorLoop(GraphRule):
             )
 
     def _check(self, node: ast.Call, arg: ast.expr, ctx: Context) -> Iterable[Diagnostic]:
-        comp = _scalar_range_comprehension(arg, ctx)
+        comp = scalar_range_comprehension(arg, ctx)
         if comp is not None:
             yield ctx.diagnostic(
                 self,
@@ -447,7 +447,7 @@ def _display_times_scalar(e: ast.BinOp, ctx: Context) -> bool:
     return False
 
 
-def _needs_elements(func: ast.expr, ctx: Context) -> bool:
+def needs_elements(func: ast.expr, ctx: Context) -> bool:
     """`ops.stack`, `P.Stack()`, or `self.concat` built in `__init__` as `P.Concat(...)`."""
     if type(func) is ast.Call:
         func = func.func
@@ -597,7 +597,7 @@ def _growing_scalar_range_loop(name: str, call: ast.expr, ctx: Context) -> ast.F
     rebound = not isinstance(start, ast.List)
     if rebound and not _starts_empty_then_concatenated(name, func, a):
         return None
-    grown_in = _rebound_growth if rebound else _grown_names
+    grown_in = _rebound_growth if rebound else grown_names
     for n in loops:
         if (
             _unknown_trip_count(n.iter, ctx, a)
@@ -651,7 +651,7 @@ def _rebound_growth(body: list[ast.stmt]) -> Iterable[str]:
                 yield s.target.id
 
 
-def _scalar_range_comprehension(arg: ast.expr, ctx: Context) -> ast.ListComp | None:
+def scalar_range_comprehension(arg: ast.expr, ctx: Context) -> ast.ListComp | None:
     """`[... for i in range(n)]` (given inline, or a name bound once to it) with `n` a
     run-time scalar, as for `_growing_scalar_range_loop`: a comprehension is unrolled the
     same way (measured: the `shapes` probe rl_comp_masked_select_stack and the `reach2`
@@ -666,7 +666,7 @@ def _scalar_range_comprehension(arg: ast.expr, ctx: Context) -> ast.ListComp | N
         # the function's text first: a name bound to a comprehension needs one in the
         # function, and most hold none; the binding index (`single_assignment`) is then
         # not built for this question (MS185's `_comprehended` asks the same way)
-        if not _may_comprehend(func, ctx):
+        if not may_comprehend(func, ctx):
             return None
         value = a.single_assignment(arg.id, func)
         if not isinstance(value, ast.ListComp):
@@ -716,7 +716,7 @@ def dynamic_length_rows(arg: ast.expr, ctx: Context) -> ast.ListComp | ast.Gener
         return None
     if type(arg) is ast.Name:
         value = analyzer(ctx).single_assignment(arg.id, func)
-        if not (isinstance(value, ast.ListComp) and _may_comprehend(func, ctx)) and not _helper_call(value):
+        if not (isinstance(value, ast.ListComp) and may_comprehend(func, ctx)) and not _helper_call(value):
             return None
         arg = value  # type: ignore[assignment]
     elif type(arg) is not ast.ListComp and type(arg) is not ast.GeneratorExp and not _helper_call(arg):
@@ -760,7 +760,7 @@ def _declared_range_rows(arg: ast.expr, ctx: Context) -> ast.ListComp | ast.Gene
     if not ctx.mentions("set_inputs") or func is None:
         return None
     if type(arg) is ast.Name:
-        if not _may_comprehend(func, ctx):
+        if not may_comprehend(func, ctx):
             return None
         arg = analyzer(ctx).single_assignment(arg.id, func)  # type: ignore[assignment]
     if not isinstance(arg, (ast.ListComp, ast.GeneratorExp)) or len(arg.generators) != 1:
@@ -788,7 +788,7 @@ def computed_length_rows(arg: ast.expr, ctx: Context) -> ast.ListComp | ast.Gene
     `fix35b_dy_comp_{masked_stack,len_masked,sum_masked}`): `ops.stack` of it fails as of an
     empty list ("got '0'"), `len` and `sum` with "The pointer[seq_abs] is null"."""
     func = ctx.function
-    if func is None or not _may_comprehend(func, ctx):
+    if func is None or not may_comprehend(func, ctx):
         return None
     if type(arg) is ast.Name:
         value = analyzer(ctx).single_assignment(arg.id, func)
@@ -833,7 +833,7 @@ def _literal_range(it: ast.expr, ctx: Context) -> bool:
     )
 
 
-def _may_comprehend(func: ast.AST, ctx: Context) -> bool:
+def may_comprehend(func: ast.AST, ctx: Context) -> bool:
     """May `func` hold a comprehension? Its text has more `for` words than it has `for`
     statements (every comprehension adds one; a `for` in a string or a comment only makes
     the answer a cautious yes). Once per function, from its text and `_range_loops`' walk.
@@ -858,7 +858,7 @@ def _may_comprehend(func: ast.AST, ctx: Context) -> bool:
             while i >= 0:
                 spelled += 1
                 j = i + 3
-                if (i == 0 or text[i - 1] not in _WORD_CHARS) and text[j : j + 1] not in _WORD_CHARS:
+                if (i == 0 or text[i - 1] not in WORD_CHARS) and text[j : j + 1] not in WORD_CHARS:
                     fors += 1
                 i = find("for", j)
             # a `for` glued to a number (`[1for x in y]` parses) is no word of its own: when
@@ -901,17 +901,17 @@ def _fallback_size_read(e: ast.expr, ctx: Context) -> bool:
     `genfresh37_mk_*`: stacking what it appended fails, "For 'Stack', the 'len of input_x'
     ... got '0'"; after `x + x.max().item() * 0` or `len(str(x.shape))` it compiles; fresh
     v6 seed 12001101). A name joined with None under a tensor condition is not counted
-    (its `ops.shape(v)[0]` compiles: `_Opaque`'s `none_joins`)."""
+    (its `ops.shape(v)[0]` compiles: `OpaqueValues`'s `none_joins`)."""
     if ctx.scope is None or ctx.scope.level != "lax" or ctx.function is None:
         return False
     read = size_read(e)
     if read is None:
         return False
-    from npu_lsp.rules.graphmode.opaque_value_query import _has_fallback, _Opaque
+    from npu_lsp.rules.graphmode.opaque_value_query import OpaqueValues, has_fallback
 
-    if not _has_fallback(ctx):
+    if not has_fallback(ctx):
         return False
-    o = _Opaque(ctx, none_joins=False)
+    o = OpaqueValues(ctx, none_joins=False)
     return o.value(read[0], ctx.function, o.opaque_params(ctx.function))
 
 
@@ -1038,7 +1038,7 @@ def _dynamic_len_given(arg: ast.expr, call: ast.Call, ctx: Context) -> str | Non
     func = ctx.function
     if analyzer(ctx).rebinds(arg.id, func):
         return None
-    grown = arg.id in set(_grown_names(getattr(func, "body", [])))
+    grown = arg.id in set(grown_names(getattr(func, "body", [])))
     if not grown and not _stacks(call.func, ctx):
         return None
     how = "grown in this function " if grown else ""
@@ -1112,7 +1112,7 @@ def _range_loops(func: ast.AST, ctx: Context) -> list[ast.For]:
             )
         ]
         ctx.cache[key] = hit
-        ctx.cache[("ms152-for-statements", id(func))] = len(fors)  # (`_may_comprehend`)
+        ctx.cache[("ms152-for-statements", id(func))] = len(fors)  # (`may_comprehend`)
     return hit
 
 
@@ -1128,7 +1128,7 @@ def _for_statements(func: ast.AST) -> list[ast.stmt]:
         return out  # (a lambda: an expression body)
     blocks = deque([body])
     popleft, push, block_fields = blocks.popleft, blocks.append, BLOCKS_OF.get
-    simple, for_t, async_for_t = _SIMPLE_STATEMENTS, ast.For, ast.AsyncFor
+    simple, for_t, async_for_t = SIMPLE_STATEMENTS, ast.For, ast.AsyncFor
     while blocks:
         for st in popleft():
             t = type(st)
@@ -1162,14 +1162,14 @@ def _while_loops(ctx: Context) -> list[tuple[ast.While, frozenset[str]]]:
             return hit  # most functions have no `while`: no walk needed
         for n in ast.walk(func):  # type: ignore[arg-type]
             if isinstance(n, ast.While):
-                grown = frozenset(_grown_names(n.body))
+                grown = frozenset(grown_names(n.body))
                 if grown:
                     hit.append((n, grown))
         ctx.cache[key] = hit
     return hit
 
 
-def _grown_names(body: list[ast.stmt]) -> Iterable[str]:
+def grown_names(body: list[ast.stmt]) -> Iterable[str]:
     """Names a loop body grows: `lst.append(...)` / `extend` / `insert`, or `lst += [...]`."""
     for st in body:
         for s in ast.walk(st):

@@ -18,7 +18,7 @@ from npu_lsp.rules.graphmode.helpers import (
     own_nodes,
 )
 from npu_lsp.rules.graphmode.interpreted import run_time_test
-from npu_lsp.rules.graphmode.list_grown_in_tensor_loop import _scalar_range_comprehension
+from npu_lsp.rules.graphmode.list_grown_in_tensor_loop import scalar_range_comprehension
 
 #: calls that measure a list (what MindSpore 2.10 cannot do with a joined length under LAX)
 _MEASURES = frozenset({"builtins.len", "builtins.sum"})
@@ -131,7 +131,7 @@ class ListLengthJoined(GraphRule):
 
     def _comprehension(self, node: ast.Assign, comp: ast.ListComp, ctx: Context) -> Iterable[Diagnostic]:
         """`items = [... for i in range(n)]` with `n` a run-time scalar or a size read of a
-        tensor whose shape is known only at run time (MS152's `_scalar_range_comprehension`),
+        tensor whose shape is known only at run time (MS152's `scalar_range_comprehension`),
         then measured: LAX builds the list with a length known only at run time and cannot
         measure it. Measured on MindSpore 2.10 (written/famb probes `lc_*`, written/reach2
         `lc_range_shape_sum`, written/runtime `jit_list_len_from_tensor`): `len`, `sum` and a
@@ -140,7 +140,7 @@ class ListLengthJoined(GraphRule):
         of literals or of a Python int compile at both levels (stacking it is MS152's)."""
         target = node.targets[0]
         assert isinstance(target, ast.Name)
-        if _scalar_range_comprehension(comp, ctx) is None:
+        if scalar_range_comprehension(comp, ctx) is None:
             return
         use = _measured(target.id, node, ctx)
         if use is None:

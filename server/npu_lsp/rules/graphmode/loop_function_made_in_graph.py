@@ -15,11 +15,11 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.map_closure_free_variable import (
-    _bindings,
-    _free_names,
-    _local_constant,
-    _params,
+    free_names,
+    function_bindings,
+    local_constant,
     local_function,
+    parameter_names,
 )
 
 _PARTIAL = frozenset({"functools.partial"})
@@ -200,9 +200,9 @@ def _closure_problem(
     primitive cannot take: a read of a graph value of `func`, of a module-level name or a
     builtin, a call of a sub-cell (per `spec`)."""
     a = analyzer(ctx)
-    params = _params(func) - {"self"}
-    bound = _bindings(ctx)
-    for name, use in _free_names(fn).items():
+    params = parameter_names(func) - {"self"}
+    bound = function_bindings(ctx)
+    for name, use in free_names(fn).items():
         if name in params:
             return f"the function made inside `{func.name}` reads its parameter `{name}` (MindSpore: Illegal AnfNode for evaluating, node: @{func.name}:param_{name}); carry `{name}` in the loop state, or define the function at module level and pass `{name}` through the state"
         if a.rebinds(name, func):
@@ -214,7 +214,7 @@ def _closure_problem(
                         if said is not None:
                             return said
                 continue
-            if _local_constant(name, func, bound, set()) and not a.kind(use, func).dynamic:
+            if local_constant(name, func, bound, set()) and not a.kind(use, func).dynamic:
                 continue  # a Python constant folds into the function
             return f"the function made inside `{func.name}` reads `{name}`, a graph value computed there (MindSpore: Illegal AnfNode for evaluating); carry `{name}` in the loop state"
         if spec["module_names"]:
@@ -268,7 +268,7 @@ def _helper_closure(helper: str, ctx: Context) -> str | None:
     func = ctx.scopes.info.functions.get(helper)
     if func is None or ctx.function is not None and analyzer(ctx).rebinds(helper, ctx.function):
         return None
-    params = _params(func)
+    params = parameter_names(func)
     made: dict[str, ast.AST] = {
         st.name: st for st in func.body if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))
     }
@@ -279,7 +279,7 @@ def _helper_closure(helper: str, ctx: Context) -> str | None:
         fn = v if isinstance(v, ast.Lambda) else made.get(v.id) if isinstance(v, ast.Name) else None
         if fn is None:
             continue
-        read = [n for n in _free_names(fn) if n in params]  # type: ignore[arg-type]
+        read = [n for n in free_names(fn) if n in params]  # type: ignore[arg-type]
         if read:
             return f"`{helper}` returns a function made from its own parameter `{read[0]}`, a closure over a graph value when called in compiled code (MindSpore: Illegal AnfNode for evaluating, node: @{helper}:param_{read[0]}); define the loop function at module level and carry `{read[0]}` in the loop state"
     return None

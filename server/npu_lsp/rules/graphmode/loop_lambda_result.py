@@ -73,7 +73,7 @@ class LoopLambdaResult(GraphRule):
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
         func = ctx.function
-        if func is None or not _used(node, func, ctx):
+        if func is None or not result_used(node, func, ctx):
             return ()
         callee = values(ctx).callee(node, func)
         if callee is None or callee is func or not _makes_lambda_in_loop(callee, ctx):
@@ -116,7 +116,7 @@ def _lambda_before_inner_loop(loop: ast.For) -> bool:
     return first is not None and not any(at < first for at in loops)
 
 
-def _used(
+def result_used(
     call: ast.Call, func: ast.AST, ctx: Context, harmless: Callable[[ast.expr], bool] | None = None
 ) -> bool:
     """Is the call's result operated on: directly (`f(x) * 2`, `f(x).sum()`), or through the

@@ -128,7 +128,7 @@ class MapClosureFreeVariable(GraphRule):
     def _report(
         self, node: ast.Call, ctx: Context, mapper: str, fn: ast.Lambda | ast.FunctionDef
     ) -> Iterator[Diagnostic]:
-        free = _free_names(fn)
+        free = free_names(fn)
         func = ctx.function
         if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             # a local of the compiled function folds into the closure while it holds a
@@ -139,7 +139,7 @@ class MapClosureFreeVariable(GraphRule):
             free = {
                 n: use
                 for n, use in free.items()
-                if not _local_constant(n, func, _bindings(ctx), set()) or a.kind(use, func).dynamic
+                if not local_constant(n, func, function_bindings(ctx), set()) or a.kind(use, func).dynamic
             }
         if not free:
             return
@@ -164,7 +164,7 @@ def _mapper_of(f: ast.expr, ctx: Context) -> str | None:
         # local bindings is needed only for such a name
         if not _mentions_map(ctx) and _mapper_class(ctx.scopes.info.instances.get(f.id)) is None:
             return None
-        built = _bindings(ctx).get(f.id)
+        built = function_bindings(ctx).get(f.id)
         if built:
             only = built[0]
             if len(built) == 1 and isinstance(only, ast.Call) and not only.args:
@@ -211,7 +211,7 @@ def _builtin_map(f: ast.expr, ctx: Context) -> bool:
         isinstance(f, ast.Name)
         and f.id == "map"
         and ctx.qualname(f) in (None, "builtins.map", "map")
-        and "map" not in _bindings(ctx)
+        and "map" not in function_bindings(ctx)
     )
 
 
@@ -225,7 +225,7 @@ def _mentions_map(ctx: Context) -> bool:
     return hit
 
 
-def _bindings(ctx: Context) -> dict[str, list[ast.AST]]:
+def function_bindings(ctx: Context) -> dict[str, list[ast.AST]]:
     """name -> what the compiled function binds it to (assigned values, nested defs), built
     once per function: most calls have a name as first argument, few are mappers."""
     func = ctx.function
@@ -253,7 +253,7 @@ def local_function(e: ast.expr, ctx: Context) -> ast.Lambda | ast.FunctionDef | 
         return e
     if not isinstance(e, ast.Name):
         return None
-    values = _bindings(ctx).get(e.id, [])
+    values = function_bindings(ctx).get(e.id, [])
     if len(values) == 1 and isinstance(values[0], (ast.Lambda, ast.FunctionDef)):
         return values[0]
     return None
@@ -266,7 +266,7 @@ def _mapper_class(q: str | None) -> str | None:
     return last if last in _MAPPERS else None
 
 
-def _free_names(fn: ast.Lambda | ast.FunctionDef) -> dict[str, ast.Name]:
+def free_names(fn: ast.Lambda | ast.FunctionDef) -> dict[str, ast.Name]:
     """Names the function's body reads that it does not bind (its parameters, its locals,
     comprehension targets, nested functions' parameters), other than `self` (measured:
     `self.scale` compiles, while builtins such as `abs` and modules such as `math` are free
@@ -289,7 +289,7 @@ def _free_names(fn: ast.Lambda | ast.FunctionDef) -> dict[str, ast.Name]:
     return {n: use for n, use in read.items() if n not in bound and n != "self"}
 
 
-def _local_constant(
+def local_constant(
     name: str,
     func: ast.FunctionDef | ast.AsyncFunctionDef,
     bound: dict[str, list[ast.AST]],
@@ -304,18 +304,18 @@ def _local_constant(
     if not values or any(not isinstance(v, ast.expr) for v in values):
         return False
     seen.add(name)
-    params = _params(func)
+    params = parameter_names(func)
     for value in values:
         for sub in ast.walk(value):
             if isinstance(sub, ast.Name) and sub.id != "self":
                 if sub.id in params:
                     return False
-                if sub.id in bound and not _local_constant(sub.id, func, bound, seen):
+                if sub.id in bound and not local_constant(sub.id, func, bound, seen):
                     return False
     return True
 
 
-def _params(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+def parameter_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     args = func.args
     out = {p.arg for p in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
     return out | {p.arg for p in (args.vararg, args.kwarg) if p is not None}

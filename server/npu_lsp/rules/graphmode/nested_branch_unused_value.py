@@ -10,7 +10,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes, own_statements, returns_in
-from npu_lsp.rules.graphmode.loop_lambda_result import _used
+from npu_lsp.rules.graphmode.loop_lambda_result import result_used
 from npu_lsp.rules.graphmode.ranks import ranks
 from npu_lsp.rules.graphmode.values import UNKNOWN, in_dead_branch, instances
 
@@ -101,7 +101,7 @@ class NestedBranchUnusedValue(GraphRule):
         if type(f) is not ast.Name or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return ()
         fn = _nested_with_unused(func, ctx).get(f.id)
-        if fn is None or not (_used(node, func, ctx, lambda e: _repeated(e, ctx)) or _operator_input(node, ctx)):
+        if fn is None or not (result_used(node, func, ctx, lambda e: _repeated(e, ctx)) or _operator_input(node, ctx)):
             return ()
         found = _unused_branch_value(fn, ctx)
         assert found is not None

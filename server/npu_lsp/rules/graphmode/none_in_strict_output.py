@@ -11,7 +11,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode.abstract_eval import values
 from npu_lsp.rules.graphmode.entries import entry_callers
-from npu_lsp.rules.graphmode.flow import _UNPACK_AT, analyzer
+from npu_lsp.rules.graphmode.flow import UNPACK_AT, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, is_root_body, own_nodes
 from npu_lsp.rules.graphmode.values import in_dead_branch, instances
 from npu_lsp.scope import module_statements
@@ -144,7 +144,7 @@ class NoneInStrictOutput(GraphRule):
         if site is None:
             if not literal:
                 return
-            flow = _runtime_branch(func, ctx) if _is_top(func, scope.kind, ctx) else None
+            flow = _runtime_branch(func, ctx) if is_outermost_compiled(func, scope.kind, ctx) else None
             if flow is not None:
                 yield ctx.diagnostic(
                     self,
@@ -561,7 +561,7 @@ def _holds_none(e: ast.expr) -> bool:
     return False
 
 
-def _is_top(fn: ast.FunctionDef, kind: str, ctx: Context) -> bool:
+def is_outermost_compiled(fn: ast.FunctionDef, kind: str, ctx: Context) -> bool:
     """Is `fn` the outermost compiled function? A `construct` counts when its class is
     named nowhere in another class (no sub-cell, no base) and plain code binds or calls an
     instance directly (`net = Net()`, `Net()(x)`); a jit function when no other function of
@@ -616,7 +616,7 @@ def _none_from_sub_cell(name: ast.Name, func: ast.FunctionDef, ctx: Context) -> 
     the `None` not returned, compiles)."""
     a = analyzer(ctx)
     binds = a.bindings_of(name.id, func)
-    if len(binds) != 1 or binds[0][0] != _UNPACK_AT:
+    if len(binds) != 1 or binds[0][0] != UNPACK_AT:
         return False
     bound = binds[0][1]
     if not isinstance(bound, tuple) or len(bound[1]) != 1:

@@ -398,7 +398,7 @@ def _runs_a_cell(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
     of the module given `self` that calls one of its sub-cells (`helper(self, x)` calling
     `net.fc(x)`)?"""
     from npu_lsp.rules.graphmode.parameter_receivers import module_cell
-    from npu_lsp.rules.graphmode.subcell_attribute_assignment import _holds_cell
+    from npu_lsp.rules.graphmode.subcell_attribute_assignment import holds_cell
 
     f = call.func
     if type(f) is ast.Name:
@@ -406,13 +406,13 @@ def _runs_a_cell(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
     if type(f) is not ast.Attribute:
         return False
     if type(f.value) is ast.Name and f.value.id == "self":
-        return _holds_cell(f.attr, ctx) or _method_calls_sub_cell(f.attr, ctx)
+        return holds_cell(f.attr, ctx) or _method_calls_sub_cell(f.attr, ctx)
     return _nested_sub_cell(f, ctx)
 
 
 def _method_calls_sub_cell(name: str, ctx: Context) -> bool:
     """Does the method `name` of the class being checked call one of its sub-cells?"""
-    from npu_lsp.rules.graphmode.subcell_attribute_assignment import _holds_cell
+    from npu_lsp.rules.graphmode.subcell_attribute_assignment import holds_cell
 
     cls = analyzer(ctx).owner_class(ctx.function)
     info = ctx.scopes.info.classes.get(cls.name) if cls is not None else None
@@ -424,7 +424,7 @@ def _method_calls_sub_cell(name: str, ctx: Context) -> bool:
         and type(n.func) is ast.Attribute
         and type(n.func.value) is ast.Name
         and n.func.value.id == "self"
-        and _holds_cell(n.func.attr, ctx)
+        and holds_cell(n.func.attr, ctx)
         for n in ast.walk(method)
     )
 
@@ -432,7 +432,7 @@ def _method_calls_sub_cell(name: str, ctx: Context) -> bool:
 def _helper_calls_sub_cell(call: ast.Call, name: str, ctx: Context) -> bool:
     """`helper(self, x)`: a function of the module given `self` whose body calls
     `<that parameter>.<sub-cell>(...)`."""
-    from npu_lsp.rules.graphmode.subcell_attribute_assignment import _holds_cell
+    from npu_lsp.rules.graphmode.subcell_attribute_assignment import holds_cell
 
     helper = ctx.scopes.info.functions.get(name)
     if helper is None or not isinstance(helper, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -444,7 +444,7 @@ def _helper_calls_sub_cell(call: ast.Call, name: str, ctx: Context) -> bool:
         and type(n.func) is ast.Attribute
         and type(n.func.value) is ast.Name
         and n.func.value.id in given
-        and _holds_cell(n.func.attr, ctx)
+        and holds_cell(n.func.attr, ctx)
         for n in ast.walk(helper)
     )
 
@@ -731,7 +731,7 @@ class FallbackValueShapeQuery(GraphRule):
             found = self._float64_update(node, ctx, func)
             if found is not None:
                 return [found]
-        if not _has_fallback(ctx):
+        if not has_fallback(ctx):
             return ()
         return self._check(node, ctx, func)
 
@@ -787,10 +787,10 @@ class FallbackValueShapeQuery(GraphRule):
 
     def applies(self, ctx: Context) -> bool:
         # `check`'s first test, once per file: a LAX scope and a fallback call somewhere
-        return any(s.level == "lax" for s in ctx.scopes.scopes.values()) and (_has_fallback(ctx) or "dict(" in ctx.text)
+        return any(s.level == "lax" for s in ctx.scopes.scopes.values()) and (has_fallback(ctx) or "dict(" in ctx.text)
 
     def _check(self, node: ast.AST, ctx: Context, func: ast.AST) -> Iterable[Diagnostic]:
-        o = _Opaque(ctx)
+        o = OpaqueValues(ctx)
         if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "reshape":
             product = _matmul_of_fallback(node.func.value, func, o, ctx)
             if product is not None:
@@ -834,7 +834,7 @@ class FallbackValueShapeQuery(GraphRule):
                 isinstance(v, ast.Call)
                 and ctx.qualname(v.func) in _SHAPE
                 and v.args
-                and _Opaque(ctx, none_joins=False).value(v.args[0], func, frozenset())
+                and OpaqueValues(ctx, none_joins=False).value(v.args[0], func, frozenset())
             ):
                 yield ctx.diagnostic(
                     self,
@@ -871,7 +871,7 @@ class FallbackValueShapeQuery(GraphRule):
             and (
                 o.value(shape.value, func, frozenset())
                 # a tensor sliced by a bound JIT Fallback computes has an unknown rank too
-                or (_shape_joined(ctx.parent(shape)) is shape and _Opaque(ctx, tensor_index=True).value(shape.value, func, frozenset()))  # type: ignore[arg-type]
+                or (_shape_joined(ctx.parent(shape)) is shape and OpaqueValues(ctx, tensor_index=True).value(shape.value, func, frozenset()))  # type: ignore[arg-type]
             )
         ):
             yield ctx.diagnostic(
@@ -906,7 +906,7 @@ class FallbackValueShapeQuery(GraphRule):
             )
             return
         if node.keywords and ctx.qualname(node.func) in _keyword_overloads():
-            kw = _Opaque(ctx, keyword_namedtuples=False)
+            kw = OpaqueValues(ctx, keyword_namedtuples=False)
             env = kw.opaque_params(func)  # also a parameter a caller gives such a value (seed 12000004)
             given = next((a for a in _call_arguments(node) if kw.value(a, func, env)), None)
             if (
@@ -920,9 +920,9 @@ class FallbackValueShapeQuery(GraphRule):
                     f"`{ctx.segment(node.func)}` is given `{ctx.segment(given)}`, a JIT Fallback value, and keyword arguments: under LAX MindSpore runs this overloaded `mint` function on the Python object and cannot pass it the keywords (\"Illegal type in the graph: AbstractKeywordArg\"); pass them by position, or give it a graph tensor",
                 )
                 return
-        why = _Opaque(ctx, tensor_index=True, while_joins=True).sink(node, func, frozenset(), 0)
+        why = OpaqueValues(ctx, tensor_index=True, while_joins=True).sink(node, func, frozenset(), 0)
         if not why:
-            why = _Opaque(ctx, tensor_index=True, typed_index=True).typed_index_sink(node, func)
+            why = OpaqueValues(ctx, tensor_index=True, typed_index=True).typed_index_sink(node, func)
         if why:
             yield ctx.diagnostic(self, node, why)
 
@@ -1017,7 +1017,7 @@ def _stored_attribute_sink(node: ast.Call, func: ast.AST, ctx: Context) -> str |
             "not store it in compiled code"
         )
     if q in _SAME_DTYPE_PAIRS and len(node.args) >= 2 and restored_tensor_attrs(ctx):
-        o = _Opaque(ctx)
+        o = OpaqueValues(ctx)
         for i, arg in enumerate(node.args[:2]):
             if not (top or _with_tensor_argument(node.args[1 - i], func, ctx)):
                 continue
@@ -1417,7 +1417,7 @@ def _indexed_by_number(e: ast.Subscript, func: ast.AST, ctx: Context) -> bool:
     return kind is Kind.CONST or (kind is Kind.TENSOR and a.kind(e.slice, func) is not Kind.TENSOR)
 
 
-def _has_fallback(ctx: Context) -> bool:
+def has_fallback(ctx: Context) -> bool:
     """Does compiled LAX code of this file make any run-time fallback call (else no value is
     opaque and the rule has nothing to follow)?"""
     hit = ctx.cache.get("opaque.any")
@@ -1460,7 +1460,7 @@ def _has_fallback(ctx: Context) -> bool:
     return bool(hit)
 
 
-def _matmul_of_fallback(e: ast.expr, func: ast.AST, o: _Opaque, ctx: Context, depth: int = 0) -> ast.BinOp | None:
+def _matmul_of_fallback(e: ast.expr, func: ast.AST, o: OpaqueValues, ctx: Context, depth: int = 0) -> ast.BinOp | None:
     """The `a @ b` with a JIT Fallback operand that `e` (the receiver of `.reshape`) is
     computed from: the product itself, arithmetic on it, `ms.Tensor(...)` of it, or a name
     bound to one of these. Under LAX MindSpore compiles `@` as `MatMulExt` of the two
@@ -1503,7 +1503,7 @@ def _none_against_value(e: ast.IfExp, func: ast.AST, ctx: Context) -> bool:
     return sides[0] != sides[1] and analyzer(ctx).kind(e.test, func).dynamic
 
 
-class _Opaque:
+class OpaqueValues:
     """Which expressions hold a JIT Fallback object, following names backwards in source order
     and parameters bound at a call."""
 
@@ -2062,7 +2062,7 @@ class _Opaque:
             if st is not None and isinstance(_bound_value(st, f.value.id), ast.List):
                 return True
         if type(f) is ast.Name and f.id == "len" and self.ctx.qualname(f) == "builtins.len":
-            plain = _Opaque(
+            plain = OpaqueValues(
                 self.ctx, self.none_joins, self.tensor_index, self.graph_calls, self.typed_index, while_joins=self.while_joins
             )
             return plain.value(e, func, env, depth)
@@ -2863,10 +2863,10 @@ class _Opaque:
                 out.append((arg, caller, self.opaque_params(caller)))
         return out
 
-    def _numbers(self) -> _Opaque:
+    def _numbers(self) -> OpaqueValues:
         """This model for a number read from a value (`graph_calls`: a call of a function
         holding a loop MindSpore cannot unroll gives a graph value)."""
-        return _Opaque(self.ctx, self.none_joins, self.tensor_index, graph_calls=True, while_joins=self.while_joins)
+        return OpaqueValues(self.ctx, self.none_joins, self.tensor_index, graph_calls=True, while_joins=self.while_joins)
 
     def _runtime(self, e: ast.expr, func: ast.AST, env: frozenset[str]) -> bool:
         """Is `e` known only at run time (a parameter holding a fallback value, or a value the
@@ -3325,11 +3325,11 @@ class _Opaque:
             )
             if over is not None and func is self.ctx.function:
                 from npu_lsp.rules.graphmode.fallback_list_max import fallback_iterable
-                from npu_lsp.rules.graphmode.host_list_iterated import _tensor_items
+                from npu_lsp.rules.graphmode.host_list_iterated import tensor_items
 
                 assert isinstance(comp, (ast.ListComp, ast.GeneratorExp))
                 if fallback_iterable(over, self.ctx) and (
-                    isinstance(comp, ast.GeneratorExp) or not _tensor_items(comp.elt, self.ctx)
+                    isinstance(comp, ast.GeneratorExp) or not tensor_items(comp.elt, self.ctx)
                 ):
                     # over host data (`x.tolist()`), a generator is MS173's and a list of
                     # Python values MS193's; a list of tensor items stays here (heldout19b
@@ -3585,13 +3585,13 @@ def _top_outputs_dict(func: ast.AST, ctx: Context, depth: int = 0) -> bool:
     1}` or `x, {'out': x}`, and fails when it returns `x`, or when only a sub-cell returns a
     dict; fresh v5 seed 11200191)."""
     from npu_lsp.rules.graphmode.helpers import returns_in
-    from npu_lsp.rules.graphmode.none_in_strict_output import _is_top
+    from npu_lsp.rules.graphmode.none_in_strict_output import is_outermost_compiled
 
     scope = ctx.scopes.scope_for(func) if isinstance(func, ast.FunctionDef) else None
     if scope is None or depth > 3:
         return False
     assert isinstance(func, ast.FunctionDef)
-    if scope.kind == "helper" or (scope.kind in ("construct", "jit") and not _is_top(func, scope.kind, ctx)):
+    if scope.kind == "helper" or (scope.kind in ("construct", "jit") and not is_outermost_compiled(func, scope.kind, ctx)):
         # the choice is the top graph's, for every graph it calls: a sub-cell's `construct`
         # or a module-level `@ms.jit` function called from a `construct` returning `x, {'n':
         # 1}` keeps its dicts too (written/lax probes `genfresh30_dk_*`; fresh v5 seed
@@ -3635,9 +3635,9 @@ def opaque_at_lax(e: ast.expr, func: ast.AST | None, ctx: Context) -> bool:
     in this file binds to one? (Such a value joins with anything under LAX: measured, a helper
     returning `x` or `1.0` under a tensor condition compiles when `x` is `x + Tensor(x.asnumpy())`
     and fails when it is a plain tensor; written/lax probes `gf_pj_*`.)"""
-    if func is None or not _has_fallback(ctx):
+    if func is None or not has_fallback(ctx):
         return False
-    o = _Opaque(ctx)
+    o = OpaqueValues(ctx)
     return o.value(e, func, o.opaque_params(func))
 
 
@@ -3661,7 +3661,7 @@ def joins_anything_at_lax(e: ast.expr, func: ast.AST | None, ctx: Context) -> bo
         return True
     if func is None or not _changes_lists_in_place(ctx):
         return False
-    o = _Opaque(ctx, in_place=True)
+    o = OpaqueValues(ctx, in_place=True)
     return o.value(e, func, o.opaque_params(func))
 
 

@@ -20,7 +20,7 @@ from npu_lsp.scope import SiteReads
 def python_number_argument(fn: ast.AST, name: str, ctx: Context) -> ast.expr | None:
     """The number (an expression) parameter `name` of `fn` gets at every call of `fn` found in
     the file, or None when a call gives something else, is not understood, or none is found."""
-    given = _arguments(fn, name, ctx)
+    given = arguments_at_calls(fn, name, ctx)
     if not given or not all(python_number(v, _constant_conversion) for v in given):
         return None
     return given[0]
@@ -28,7 +28,7 @@ def python_number_argument(fn: ast.AST, name: str, ctx: Context) -> ast.expr | N
 
 def number_or_tuple_argument(fn: ast.AST, name: str, ctx: Context) -> ast.expr | None:
     """`python_number_argument`, else `tuple_argument`, from one look at the calls."""
-    given = _arguments(fn, name, ctx)
+    given = arguments_at_calls(fn, name, ctx)
     if not given:
         return None
     if all(python_number(v, _constant_conversion) for v in given):
@@ -43,14 +43,14 @@ def tuple_argument(fn: ast.AST, name: str, ctx: Context) -> ast.expr | None:
     parameter under a tensor `if` then fails to join it ("AbstractList cannot join with
     AbstractTuple", written/heldout29a cases `clip_manual_global_norm_sum_loop`,
     `r2_clip_if_branch_list_with_else_tuple`, probes `fix29c_join_*`)."""
-    given = _arguments(fn, name, ctx)
+    given = arguments_at_calls(fn, name, ctx)
     return _tuple_given(given, ctx) if given else None
 
 
 def _tuple_given(given: list[ast.expr], ctx: Context, forwarded: bool = False) -> ast.expr | None:
     found: list[ast.expr] = []
     for arg in given:
-        v = _module_binding(arg.id, ctx) if isinstance(arg, ast.Name) else arg
+        v = only_module_binding(arg.id, ctx) if isinstance(arg, ast.Name) else arg
         if v is None and isinstance(arg, ast.Name) and not forwarded:
             v = _forwarded_tuple(arg, ctx)
         is_tuple = isinstance(v, ast.Tuple) or (
@@ -87,7 +87,7 @@ def _forwarded_tuple(arg: ast.Name, ctx: Context) -> ast.expr | None:
     for n in ast.walk(caller):
         if type(n) is ast.Name and n.id == arg.id and type(n.ctx) is ast.Store and id(n) not in own:
             return None  # rebound elsewhere in the caller: not what the calls gave
-    given = _arguments(caller, arg.id, ctx)
+    given = arguments_at_calls(caller, arg.id, ctx)
     return _tuple_given(given, ctx, forwarded=True) if given else None
 
 
@@ -96,9 +96,9 @@ def forwarded_gradients(fn: ast.AST, name: str, ctx: Context) -> bool:
     subclass's `construct` received (`_forwarded_tuple`)? There the tuple is a graph variable:
     even a list MindSpore would fold from a constant tuple (`[g * 0.5 for g in grads]`) fails
     to join it (measured, written/heldout36d probe `fix36d_jn3_opt_folded_list`)."""
-    given = _arguments(fn, name, ctx)
+    given = arguments_at_calls(fn, name, ctx)
     return bool(given) and all(
-        isinstance(arg, ast.Name) and _module_binding(arg.id, ctx) is None and _forwarded_tuple(arg, ctx) is not None
+        isinstance(arg, ast.Name) and only_module_binding(arg.id, ctx) is None and _forwarded_tuple(arg, ctx) is not None
         for arg in given or ()
     )
 
@@ -117,7 +117,7 @@ def _enclosing_function(node: ast.AST, ctx: Context) -> ast.FunctionDef | None:
     return fn if type(fn) is ast.FunctionDef else None
 
 
-def _module_binding(name: str, ctx: Context) -> ast.expr | None:
+def only_module_binding(name: str, ctx: Context) -> ast.expr | None:
     """The value of the only module-level `name = value` of the file, or None."""
     bound = [
         st.value
@@ -127,7 +127,7 @@ def _module_binding(name: str, ctx: Context) -> ast.expr | None:
     return bound[0] if len(bound) == 1 else None
 
 
-def _arguments(fn: ast.AST, name: str, ctx: Context) -> list[ast.expr] | None:
+def arguments_at_calls(fn: ast.AST, name: str, ctx: Context) -> list[ast.expr] | None:
     """What parameter `name` of `fn` gets at each call of `fn` found in the file (the
     default where a call leaves it out), or None when a call is not understood."""
     if type(fn) is not ast.FunctionDef:

@@ -11,7 +11,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.entries import entry_callers
 from npu_lsp.rules.graphmode.flow import analyzer, makes_parameter
 from npu_lsp.rules.graphmode.helpers import GraphRule
-from npu_lsp.rules.graphmode.parameter_receivers import LAYER_PARAMETERS, _element_of
+from npu_lsp.rules.graphmode.parameter_receivers import LAYER_PARAMETERS, element_of
 from npu_lsp.scope import GraphScope
 
 #: Cell methods whose result is a list of the network's Parameter objects
@@ -266,9 +266,9 @@ def _written(param: str, fn: ast.FunctionDef, ctx: Context) -> bool:
 def _loop_elements_written(loop: ast.For, src: ast.Name, ctx: Context) -> bool:
     """Might `for target in ...src...` write an element of `src` through its target?"""
     names = [t.id for t in ([loop.target] if isinstance(loop.target, ast.Name) else getattr(loop.target, "elts", [])) if isinstance(t, ast.Name)]
-    element = next((name for name in names if _element_of(loop.target, name, loop.iter) is src), None)
+    element = next((name for name in names if element_of(loop.target, name, loop.iter) is src), None)
     if element is None:
-        return True  # not one of the shapes `_element_of` knows (`enumerate`, nested tuples)
+        return True  # not one of the shapes `element_of` knows (`enumerate`, nested tuples)
     for st in loop.body:
         for n in ast.walk(st):
             if isinstance(n, ast.Name) and n.id == element and (not isinstance(n.ctx, ast.Load) or _element_written(n, ctx)):

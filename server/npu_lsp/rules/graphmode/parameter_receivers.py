@@ -276,7 +276,7 @@ def _group_dicts(g: ast.expr, ctx: Context, fn: ast.AST) -> list[ast.Dict] | Non
         node: ast.AST | None = ctx.parent(g)
         while node is not None and node is not fn and holder is None:
             if isinstance(node, ast.For):
-                holder = _element_of(node.target, g.id, node.iter)
+                holder = element_of(node.target, g.id, node.iter)
             node = ctx.parent(node)
         binds = analyzer(ctx).bindings_of(g.id, fn)
         if holder is None or len(binds) != 1:
@@ -304,7 +304,7 @@ def _is_param(name: str, fn: ast.AST) -> bool:
     return any(a.arg == name for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
 
 
-def _element_of(target: ast.expr, name: str, it: ast.expr) -> ast.expr | None:
+def element_of(target: ast.expr, name: str, it: ast.expr) -> ast.expr | None:
     """The container whose elements `name` takes in `for target in it` (directly, through
     `zip(...)` or `enumerate(...)`), or None."""
     if isinstance(target, ast.Name):
@@ -346,7 +346,7 @@ def _dict_of_parameters(value: ast.expr, ctx: Context, fn: ast.AST) -> bool:
         if not isinstance(value.value, ast.Name) or len(value.generators) != 1:
             return False
         gen = value.generators[0]
-        return _container_value(_element_of(gen.target, value.value.id, gen.iter), ctx, fn)
+        return _container_value(element_of(gen.target, value.value.id, gen.iter), ctx, fn)
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
         return value.func.attr == "parameters_dict" and not value.args
     if isinstance(value, ast.Dict) and value.values and None not in value.keys:
@@ -385,7 +385,7 @@ def parameter_element(recv: ast.expr, ctx: Context, fn: ast.AST) -> bool:
     while node is not None and node is not fn:
         if isinstance(node, ast.For):
             held = _dict_value_of(node.target, name, node.iter)
-            src = _element_of(node.target, name, node.iter) if held is None else None
+            src = element_of(node.target, name, node.iter) if held is None else None
             if src is not None or held is not None:
                 stores = sum(
                     isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
@@ -397,7 +397,7 @@ def parameter_element(recv: ast.expr, ctx: Context, fn: ast.AST) -> bool:
                 return is_container(src, ctx, fn) if src is not None else is_parameter_dict(held, ctx, fn)  # type: ignore[arg-type]
         elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
             for g in node.generators:
-                src = _element_of(g.target, name, g.iter)
+                src = element_of(g.target, name, g.iter)
                 if src is not None:
                     # (not the inherited `self.weights`: `dict(zip([w.name for w in
                     # self.weights], grads))` compiles at LAX, run as Python at run time:
@@ -432,7 +432,7 @@ def argument_parameter(recv: ast.expr, ctx: Context, fn: ast.AST) -> bool:
     node: ast.AST | None = ctx.parent(recv)
     while node is not None and node is not fn:
         if isinstance(node, ast.For):
-            src = _element_of(node.target, name, node.iter)
+            src = element_of(node.target, name, node.iter)
             if src is not None:
                 stored = any(
                     isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)

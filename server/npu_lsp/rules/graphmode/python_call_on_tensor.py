@@ -331,11 +331,11 @@ class PythonCallOnTensor(GraphRule):
                             and constant_tensor(sub, ctx) is None
                             and not constant_string(sub, ctx)
                         )
-                        or _grown_with_variables(sub, ctx)
+                        or grown_with_variables(sub, ctx)
                         or _dict_of_variables(sub.id, ctx)
                         # `dict(zip(keys, vals))` with `vals = [x[0, j].item() for j in
                         # range(3)]` (fresh v5 seed 11100054; written/gen18 probes `v23_dz_*`)
-                        or _list_of_variables(sub, ctx)
+                        or list_of_variables(sub, ctx)
                     ):
                         yield ctx.diagnostic(
                             self,
@@ -355,7 +355,7 @@ class PythonCallOnTensor(GraphRule):
         for arg in _through_graph_sequences([*node.args, *(k.value for k in node.keywords)], ctx):
             if (
                 (a.kind(arg).dynamic and constant_tensor(arg, ctx) is None and not (created and a.created_tensor(arg)))
-                or _list_of_variables(arg, ctx)
+                or list_of_variables(arg, ctx)
                 or _formats_variable(arg, a)
                 or _dynamic_size_in(arg, a, ctx)
             ):
@@ -403,7 +403,7 @@ class PythonCallOnTensor(GraphRule):
             ),
             None,
         )
-        if found is None and (isinstance(data, ast.Name) and _grown_with_variables(data, ctx)):
+        if found is None and (isinstance(data, ast.Name) and grown_with_variables(data, ctx)):
             found = data
         if found is None and isinstance(data, ast.Name):
             bound = a.single_assignment(data.id, ctx.function)
@@ -1066,7 +1066,7 @@ def _param_of(function: ast.AST | None, name: str) -> bool:
     )
 
 
-def _grown_with_variables(use: ast.Name, ctx: Context) -> bool:
+def grown_with_variables(use: ast.Name, ctx: Context) -> bool:
     """A list the function grows with graph variables (`skips.append(x)` in a loop): it
     holds variables whatever it started as (measured: `reversed(skips)` is rejected under
     STRICT, "found variable 'skips' to be nonconstant"). An item stored with a graph
@@ -1090,7 +1090,7 @@ def _grown_with_variables(use: ast.Name, ctx: Context) -> bool:
         # e.shape[0])` with `e = v.broadcast_to((int(n), 4))`: measured, written/heldout35a
         # case `fs2_length_regulator_batch_loop_pad`, probe `fix37b_lr_loop_lens_list`)
         and (a.kind(c.args[-1]).dynamic or dynamic_shape_read(c.args[-1], ctx))
-        and _reaches(c.node, use, fn, ctx)
+        and mutation_reaches(c.node, use, fn, ctx)
         for c in a.changes(name, fn)
     ):
         return True
@@ -1104,7 +1104,7 @@ def _grown_with_variables(use: ast.Name, ctx: Context) -> bool:
                     or any(a.kind(i).dynamic for i in indexes)
                     or _under_run_time_if(n, fn, a, ctx)
                 )
-                and _reaches(n, use, fn, ctx)
+                and mutation_reaches(n, use, fn, ctx)
             ):
                 return True
     return False
@@ -1113,7 +1113,7 @@ def _grown_with_variables(use: ast.Name, ctx: Context) -> bool:
 _Pos = tuple[int, int]
 
 
-def _reaches(change: ast.expr | ast.stmt, use: ast.Name, fn: ast.AST, ctx: Context) -> bool:
+def mutation_reaches(change: ast.expr | ast.stmt, use: ast.Name, fn: ast.AST, ctx: Context) -> bool:
     """Does the object `change` mutates in place (`lst.append(v)`, `lst[i] = v`) reach `use`
     of the same name? Before `use` with no rebinding of the name in between, or after it in
     a loop holding both that rebinds the name neither before `use` nor after `change`."""
@@ -1176,7 +1176,7 @@ def _under_run_time_if(st: ast.stmt, fn: ast.AST, a: Analyzer, ctx: Context) -> 
     return False
 
 
-def _list_of_variables(arg: ast.expr, ctx: Context, func: ast.AST | None = None) -> bool:
+def list_of_variables(arg: ast.expr, ctx: Context, func: ast.AST | None = None) -> bool:
     """A list the compiled function builds from graph variables, by a comprehension or by
     appending, given whole to a standard-library call (measured: `functools.reduce(lambda a,
     b: a + b, outs)` with `outs` appended in a loop or `[h(x) for h in self.heads]`, and
@@ -1184,7 +1184,7 @@ def _list_of_variables(arg: ast.expr, ctx: Context, func: ast.AST | None = None)
     constant, but found variable 'outs'"; a list of constants compiles)."""
     fn = ctx.function if func is None else func
     if isinstance(arg, ast.Name):
-        if fn is ctx.function and _grown_with_variables(arg, ctx):
+        if fn is ctx.function and grown_with_variables(arg, ctx):
             return True
         bound = analyzer(ctx).single_assignment(arg.id, fn)
         if isinstance(bound, ast.Call) and len(bound.args) == 1 and not bound.keywords and ctx.qualname(bound.func) in _COPIES:
@@ -1192,7 +1192,7 @@ def _list_of_variables(arg: ast.expr, ctx: Context, func: ast.AST | None = None)
             # container (measured, written/heldout37a case `r2_fpn_reversed_tuple_interpolate_shape`,
             # probes `fix37e_rv2_tuple_*`: `reversed()` of it is refused under STRICT)
             bound = bound.args[0]
-        return isinstance(bound, (ast.ListComp, ast.SetComp, ast.GeneratorExp)) and _list_of_variables(bound, ctx, fn)
+        return isinstance(bound, (ast.ListComp, ast.SetComp, ast.GeneratorExp)) and list_of_variables(bound, ctx, fn)
     if isinstance(arg, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
         a = analyzer(ctx)
         # its items are graph variables when its expression is one, or when it iterates
@@ -1305,7 +1305,7 @@ def _module_built(func: ast.expr, ctx: Context) -> str | None:
 
 
 @functools.cache
-def _numpy_to_ops() -> dict[str, str]:
+def numpy_to_ops() -> dict[str, str]:
     table = json.loads(
         resources.files(__package__).joinpath("numpy_to_ops.json").read_text("utf-8")
     )
@@ -1316,7 +1316,7 @@ def _ops_fix(node: ast.Call, q: str, ctx: Context) -> Fix | None:
     """`np.square(x)` -> `ops.square(x)` when the file imports mindspore.ops by some name."""
     if not q.startswith("numpy.") or node.keywords or q.count(".") != 1:
         return None
-    target = _numpy_to_ops().get(q.split(".", 1)[1])
+    target = numpy_to_ops().get(q.split(".", 1)[1])
     ops = next((n for n, t in ctx.scopes.info.imports.items() if t == "mindspore.ops"), None)
     if target is None or ops is None:
         return None

@@ -11,7 +11,7 @@ from importlib import resources
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode.cell_built_from_runtime_value import _is_cell
+from npu_lsp.rules.graphmode.cell_built_from_runtime_value import is_cell
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
@@ -167,7 +167,7 @@ def _items(e: ast.expr, ctx: Context) -> list[ast.expr]:
 def _is_callable(e: ast.expr, ctx: Context) -> bool:
     """A Cell (`self.act`, `nn.ReLU()`) or a function (`ops.relu`, a module-level `def`, a
     method of the network: `self.blur`)."""
-    if _is_cell(e, ctx):
+    if is_cell(e, ctx):
         return True
     if type(e) is ast.Attribute and type(e.value) is ast.Name and e.value.id == "self":
         # a bound method of the network (`self.blur`)

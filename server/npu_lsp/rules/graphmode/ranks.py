@@ -42,7 +42,7 @@ from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode.abstract_eval import MODULE_FLOATS, values
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.host_values import HOST_METHODS
-from npu_lsp.rules.graphmode.shape_folded import _shape_condition
+from npu_lsp.rules.graphmode.shape_folded import shape_condition
 from npu_lsp.rules.graphmode.tensor_names import TENSOR_CLASS, TENSOR_MAKERS
 from npu_lsp.rules.graphmode.values import instances
 
@@ -776,7 +776,7 @@ class Ranks:
 
     def _dynamic(self, test: ast.expr, func: ast.AST) -> bool:
         """A condition on a tensor (both sides compile), not one decided while compiling."""
-        return analyzer(self.ctx).kind(test, func).dynamic and not _shape_condition(test, func, self.ctx)
+        return analyzer(self.ctx).kind(test, func).dynamic and not shape_condition(test, func, self.ctx)
 
     def _statement(self, e: ast.AST, func: ast.AST, own: list[str] | None = None) -> ast.stmt | None:
         node: ast.AST | None = e
@@ -1146,7 +1146,7 @@ class Ranks:
         """Does MindSpore compile both sides of an `if` on `test` (a tensor condition)?"""
         if is_tensor(self.ev(test, env, func, 0)):
             return True
-        return analyzer(self.ctx).kind(test, func).dynamic and not _shape_condition(test, func, self.ctx)
+        return analyzer(self.ctx).kind(test, func).dynamic and not shape_condition(test, func, self.ctx)
 
     def _unrolled(self, st: ast.stmt, env: Env, func: ast.AST, depth: int) -> list[Val] | None:
         """The items of a `for` MindSpore unrolls (`range(n)` with a constant n, a tuple

@@ -14,8 +14,8 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
-from npu_lsp.rules.graphmode.parameter_arguments import _arguments as calls_arguments
-from npu_lsp.rules.graphmode.parameter_arguments import _module_binding as module_binding
+from npu_lsp.rules.graphmode.parameter_arguments import arguments_at_calls as calls_arguments
+from npu_lsp.rules.graphmode.parameter_arguments import only_module_binding as module_binding
 from npu_lsp.rules.graphmode.parameter_receivers import module_held_parameter, parameter_element
 from npu_lsp.rules.graphmode.ranks import ranks
 

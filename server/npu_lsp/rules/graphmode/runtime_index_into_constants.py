@@ -258,8 +258,8 @@ def built_strings(e: ast.expr, ctx: Context) -> str | None:
             return None
         values = a._self_values(cls).get(e.attr, [])
         value = values[0] if len(values) == 1 else None
-    elif isinstance(e, ast.Name) and not _bound_locally(e.id, ctx):
-        value = _module_literal(e.id, ctx)
+    elif isinstance(e, ast.Name) and not bound_locally(e.id, ctx):
+        value = module_literal(e.id, ctx)
     return None if value is None else _string_list(value, ctx, 0)
 
 
@@ -350,8 +350,8 @@ def constant_table_display(e: ast.expr, ctx: Context) -> ast.Tuple | ast.List | 
     instance gives the same literal), or None."""
     value: ast.expr | None = e
     if isinstance(e, ast.Name):
-        value = _module_literal(e.id, ctx)
-        if isinstance(value, (ast.Tuple, ast.List)) and _bound_locally(e.id, ctx):
+        value = module_literal(e.id, ctx)
+        if isinstance(value, (ast.Tuple, ast.List)) and bound_locally(e.id, ctx):
             value = None  # a local of that name shadows the module's table
         if value is None:
             value = _local_literal(e.id, ctx)
@@ -426,7 +426,7 @@ def _constructor_table(cls: ast.ClassDef, param: str, ctx: Context, comprehensio
             if kw.arg == param:
                 given = kw.value
         if isinstance(given, ast.Name):
-            given = _module_literal(given.id, ctx)
+            given = module_literal(given.id, ctx)
         if given is None or (
             not isinstance(given, (ast.Tuple, ast.List))
             and not (comprehensions and (isinstance(given, ast.ListComp) or _concatenation(given)))
@@ -439,7 +439,7 @@ def _constructor_table(cls: ast.ClassDef, param: str, ctx: Context, comprehensio
     return table
 
 
-def _module_literal(name: str, ctx: Context) -> ast.expr | None:
+def module_literal(name: str, ctx: Context) -> ast.expr | None:
     """The literal a module-level statement binds `name` to, when only one statement does."""
     key = "ms150-module-literals"
     table: dict[str, ast.expr | None] | None = ctx.cache.get(key)
@@ -467,8 +467,8 @@ def _python_container(e: ast.expr, ctx: Context) -> str | None:
         cls = a.owner_class(ctx.function)
         values = a._self_values(cls).get(e.attr, []) if cls is not None else []
         made = values[0] if len(values) == 1 else None
-    elif isinstance(e, ast.Name) and not _bound_locally(e.id, ctx):
-        made = _module_literal(e.id, ctx)
+    elif isinstance(e, ast.Name) and not bound_locally(e.id, ctx):
+        made = module_literal(e.id, ctx)
     if made is None:
         return None
     if _numpy_made(made, ctx, 0):
@@ -529,7 +529,7 @@ def _every_site_passes(cls: ast.ClassDef, param: str, ctx: Context, test: Callab
             return False
         given = site.args[at] if at < len(site.args) else next((k.value for k in site.keywords if k.arg == param), None)
         if isinstance(given, ast.Name):
-            given = _module_literal(given.id, ctx)
+            given = module_literal(given.id, ctx)
         if given is None or not test(given):
             return False
     return True
@@ -554,7 +554,7 @@ def bool_table(e: ast.expr, ctx: Context) -> tuple[str, bool] | None:
     a module-level display, one `__init__` stores on `self`, or a local of the compiled
     function bound once to a display or to one repeated (`flags = [False] * n`), the local
     perhaps stored into afterwards (`flags[j] = True`)."""
-    if isinstance(e, ast.Name) and ctx.function is not None and _bound_locally(e.id, ctx):
+    if isinstance(e, ast.Name) and ctx.function is not None and bound_locally(e.id, ctx):
         value = analyzer(ctx).single_assignment(e.id, ctx.function)
         if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
             value = value.left if isinstance(value.left, ast.List) else value.right
@@ -576,8 +576,8 @@ def _from_local(e: ast.expr, ctx: Context) -> bool:
     """The table is a local tuple (measured with a Tensor index only)."""
     if not isinstance(e, ast.Name):
         return False
-    module = _module_literal(e.id, ctx)
-    return not isinstance(module, (ast.Tuple, ast.List)) or _bound_locally(e.id, ctx)
+    module = module_literal(e.id, ctx)
+    return not isinstance(module, (ast.Tuple, ast.List)) or bound_locally(e.id, ctx)
 
 
 def _local_literal(name: str, ctx: Context) -> ast.expr | None:
@@ -597,7 +597,7 @@ def _local_literal(name: str, ctx: Context) -> ast.expr | None:
     return value
 
 
-def _bound_locally(name: str, ctx: Context) -> bool:
+def bound_locally(name: str, ctx: Context) -> bool:
     func = ctx.function
     if func is None:
         return False
@@ -672,7 +672,7 @@ def _number_list(v: ast.expr, cls: ast.ClassDef, init: ast.FunctionDef, ctx: Con
             return True  # `ListLR(nn.cosine_decay_lr(...))` (written/heldout29a probes `fix29c_tab_*`)
         given = _constructor_table(cls, v.id, ctx, comprehensions=True)
         if given is None and not _bound_in_init(v.id, init):
-            given = _module_literal(v.id, ctx)  # a module-level list (`warmup` of `warmup + decay`)
+            given = module_literal(v.id, ctx)  # a module-level list (`warmup` of `warmup + decay`)
         return isinstance(given, (ast.ListComp, ast.BinOp, ast.List, ast.Tuple)) and _number_list(
             given, cls, init, ctx, depth + 1
         )

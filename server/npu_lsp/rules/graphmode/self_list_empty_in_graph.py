@@ -16,7 +16,7 @@ from npu_lsp.rules.graphmode.control import block_of
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, body_statements, own_nodes, terminates
 from npu_lsp.rules.graphmode.interpreted import interpreted
-from npu_lsp.rules.graphmode.list_grown_in_tensor_loop import _may_comprehend
+from npu_lsp.rules.graphmode.list_grown_in_tensor_loop import may_comprehend
 from npu_lsp.rules.graphmode.values import UNKNOWN, in_dead_branch, instances, test_for_call
 
 #: Operators that fail on an empty list of tensors, with MindSpore 2.10's words.
@@ -487,8 +487,8 @@ def _comprehended(held: ast.expr, fn: ast.AST, ctx: Context) -> ast.expr:
     in self.encoder.intermediates]` then `ops.stack(inter)` fails at LAX and STRICT)."""
     if type(held) is ast.Name:
         # a name bound to a comprehension needs one in `fn`: its text is asked first
-        # (MS152's `_may_comprehend`, once per function), so the binding index is rarely built
-        if not _may_comprehend(fn, ctx):
+        # (MS152's `may_comprehend`, once per function), so the binding index is rarely built
+        if not may_comprehend(fn, ctx):
             return held
         bound = analyzer(ctx).single_assignment(held.id, fn)
         if type(bound) is not ast.ListComp:
@@ -547,7 +547,7 @@ def _sub_cell_read(rule: GraphRule, node: ast.AST, read: ast.expr, held: ast.exp
     why = _needs_items(node, read, ctx)
     if why is None:
         return []
-    cls = _sub_cell_class(held.value, ctx)
+    cls = sub_cell_class(held.value, ctx)
     if cls is None or not any(isinstance(n, ast.Call) and _is_append(n, held.attr, bool(ctx.scope and ctx.scope.strict)) for n in _compiled_nodes(cls, ctx)):
         return []
     if not _empty_when_compiled(cls, held.attr, ctx):
@@ -724,7 +724,7 @@ def _appended_attrs(ctx: Context) -> frozenset[str]:
     return hit
 
 
-def _sub_cell_class(e: ast.expr, ctx: Context) -> ast.ClassDef | None:
+def sub_cell_class(e: ast.expr, ctx: Context) -> ast.ClassDef | None:
     """The class of the file a sub-cell reference is an instance of: `self.<sub>`, or an
     element of `self.<cells>` (a CellList / SequentialCell built of that one class):
     `self.<cells>[i]`, or a `for` / comprehension variable over it."""

@@ -63,7 +63,7 @@ def shape_folded(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:
     # measured under such a condition: `g17_an_str_len_under_ndim_if`, `v23_sf_hist_fb_*`
     lax = scope.level == "lax" and d.code not in _JOIN_FINDINGS
     return any(
-        _shape_condition(test, func, ctx, own, lax) and not _taken(test, side, func, ctx)
+        shape_condition(test, func, ctx, own, lax) and not fed_shapes_take(test, side, func, ctx)
         and not _first_cache_miss(test, side, func, ctx)
         and not _declared_dynamic_test(test, func, ctx)
         for test, side in _enclosing_tests(func, d.span, ctx)
@@ -198,7 +198,7 @@ def _site_conditions(ctx: Context, site: CallSite, depth: int) -> frozenset[_Lit
             if bool(value) != side:
                 return None
             continue
-        if not _taken(test, side, func, ctx) and not _compare_taken(test, side, func, ctx) and not _argument_taken(test, side, func, ctx):
+        if not fed_shapes_take(test, side, func, ctx) and not _compare_taken(test, side, func, ctx) and not _argument_taken(test, side, func, ctx):
             out.add((id(test), side))
     helper = caller is not None and caller.kind in ECHOED_KINDS and bool(caller.call_sites) and depth < _DEPTH
     if helper and _maybe_never_reached(ctx, caller.call_sites, depth + 1):  # type: ignore[union-attr]
@@ -351,7 +351,7 @@ def _argument_value(
     return instances(ctx).init_value(given, cls, init)
 
 
-def _taken(test: ast.expr, side: bool, func: ast.AST, ctx: Context) -> bool:
+def fed_shapes_take(test: ast.expr, side: bool, func: ast.AST, ctx: Context) -> bool:
     """Do the shapes the program feeds in (ranks.py, from the tensors its module-level calls
     pass) decide `test` to select `side` (True: the body) in every call context of `func`
     known? Then the finding's side is the one MindSpore compiles (fresh v5 seeds: a finding
@@ -388,7 +388,7 @@ def _enclosing_tests(func: ast.AST, where: Span, ctx: Context) -> list[tuple[ast
     return out
 
 
-def _shape_condition(test: ast.expr, func: ast.AST, ctx: Context, own: bool = False, lax: bool = False) -> bool:
+def shape_condition(test: ast.expr, func: ast.AST, ctx: Context, own: bool = False, lax: bool = False) -> bool:
     """A compile-time condition we cannot evaluate, built from input shapes (with `own`,
     `len(self.<attr>)` does not count: the rule folded it itself)."""
     if analyzer(ctx).kind(test, func) != Kind.CONST:

@@ -10,7 +10,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
-from npu_lsp.rules.graphmode.unsupported_python_call import _container_type
+from npu_lsp.rules.graphmode.unsupported_python_call import container_type
 
 #: builtins that iterate over what they are given (each asks for its length under STRICT)
 _ITERATING = frozenset({"enumerate", "zip"})
@@ -89,14 +89,14 @@ class StrIteratedUnderStrict(GraphRule):
             and it.func.id in _ITERATING
             and (ctx.qualname(it.func) or "") == f"builtins.{it.func.id}"
         ):
-            strs = [a for a in it.args if _container_type(a, ctx) == "str"]
+            strs = [a for a in it.args if container_type(a, ctx) == "str"]
             if not strs:
                 return
             if it.func.id == "zip":
                 yield from self._zip(it, strs[0], ctx)
                 return
             shown = ctx.segment(strs[0])
-        elif _container_type(it, ctx) == "str":
+        elif container_type(it, ctx) == "str":
             shown = ctx.segment(it)
         else:
             return
@@ -114,7 +114,7 @@ class StrIteratedUnderStrict(GraphRule):
         f = call.func
         if not (isinstance(f, ast.Name) and f.id == "len" and len(call.args) == 1):
             return
-        if ctx.qualname(f) != "builtins.len" or _container_type(call.args[0], ctx) != "str":
+        if ctx.qualname(f) != "builtins.len" or container_type(call.args[0], ctx) != "str":
             return
         yield ctx.diagnostic(
             self,

@@ -15,7 +15,7 @@ from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode.abstract_eval import values
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, bound_names
-from npu_lsp.rules.graphmode.unsupported_python_call import _container_type
+from npu_lsp.rules.graphmode.unsupported_python_call import container_type
 from npu_lsp.rules.graphmode.values import instances
 
 #: standard-library module constants that are strs (`from string import digits`)
@@ -160,7 +160,7 @@ def _dynamic_bound(index: ast.Slice, ctx: Context) -> bool:
 
 def _is_str(e: ast.expr, ctx: Context) -> bool:
     """Is `e` known to be a str in the compiled function?"""
-    return _container_type(e, ctx) == "str" or isinstance(values(ctx).of(e), av.Str) or _class_str(e, ctx)
+    return container_type(e, ctx) == "str" or isinstance(values(ctx).of(e), av.Str) or _class_str(e, ctx)
 
 
 def _class_str(e: ast.expr, ctx: Context) -> bool:
@@ -258,7 +258,7 @@ def _module_str(e: ast.expr, ctx: Context) -> bool:
     """Is the module-level expression `e` a str (a literal, or a str built from literals)?"""
     if isinstance(e, ast.Constant):
         return isinstance(e.value, (str, bytes))
-    return _container_type(e, ctx) == "str" and not any(isinstance(n, ast.Name) and not _builtin_or_module(n, ctx) for n in ast.walk(e))
+    return container_type(e, ctx) == "str" and not any(isinstance(n, ast.Name) and not _builtin_or_module(n, ctx) for n in ast.walk(e))
 
 
 def _builtin_or_module(n: ast.Name, ctx: Context) -> bool:

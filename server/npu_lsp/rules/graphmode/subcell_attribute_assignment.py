@@ -83,7 +83,7 @@ class SubcellAttributeAssignment(GraphRule):
         assert isinstance(t, ast.Attribute)
         if not _cell_value(node.value, ctx):
             return
-        if _holds_cell(t.attr, ctx) or _called_on_self(t.attr, ctx.function):
+        if holds_cell(t.attr, ctx) or _called_on_self(t.attr, ctx.function):
             yield ctx.diagnostic(
                 self,
                 t,
@@ -93,7 +93,7 @@ class SubcellAttributeAssignment(GraphRule):
     def _check(self, stores: list[ast.Attribute], ctx: Context) -> Iterable[Diagnostic]:
         for t in stores:
             assert isinstance(t.value, ast.Attribute)
-            if _holds_cell(t.value.attr, ctx):
+            if holds_cell(t.value.attr, ctx):
                 yield ctx.diagnostic(
                     self,
                     t,
@@ -112,7 +112,7 @@ def _cell_value(value: ast.expr, ctx: Context) -> bool:
             return _cell_class_registry(value.func.value, ctx)
         q = ctx.qualname(value.func)
         return q is not None and ctx.scopes.is_cell_class(q)
-    return _is_self_attr(value) and _holds_cell(value.attr, ctx)  # type: ignore[attr-defined]
+    return _is_self_attr(value) and holds_cell(value.attr, ctx)  # type: ignore[attr-defined]
 
 
 def _cell_class_registry(e: ast.expr, ctx: Context) -> bool:
@@ -144,7 +144,7 @@ def _called_on_self(attr: str, func: ast.AST | None) -> bool:
     )
 
 
-def _holds_cell(attr: str, ctx: Context) -> bool:
+def holds_cell(attr: str, ctx: Context) -> bool:
     """Does `__init__` bind `self.<attr>` to a Cell (not a `@jit_class` instance)?"""
     cls = analyzer(ctx).owner_class(ctx.function)
     info = ctx.scopes.info

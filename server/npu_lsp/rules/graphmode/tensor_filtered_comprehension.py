@@ -9,7 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
-from npu_lsp.rules.graphmode.generator_over_tolist import _tolist_of_tensor
+from npu_lsp.rules.graphmode.generator_over_tolist import tolist_of_tensor
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.host_values import host_iterable as _host_iterable
 from npu_lsp.rules.graphmode.result_kinds import (
@@ -89,7 +89,7 @@ class TensorFilteredComprehension(GraphRule):
         reads = _assigned_reads(node, ctx)
         if reads == []:
             return  # `name = [...]` never read again in the function (measured: compiles)
-        if not strict and isinstance(node, ast.GeneratorExp) and _tolist_of_tensor(gen.iter, ctx):
+        if not strict and isinstance(node, ast.GeneratorExp) and tolist_of_tensor(gen.iter, ctx):
             return  # MS173 reports a generator over `x.tolist()` at LAX: one error per mistake
         consumer = _stacked_or_summed(node, reads, ctx) if strict else None
         if consumer is not None and _sums_python_ints(consumer, node, ctx):
@@ -223,12 +223,12 @@ _SCALAR_METHODS = frozenset({"item", "tolist"})
 def _scalar_targets(gen: ast.comprehension, ctx: Context) -> set[str]:
     """Loop variables of `gen` that hold Python scalars computed at run time: `a` in `for a in
     areas` (or `for i, a in enumerate(areas)`) with `areas` a local list of run-time scalars
-    (`_runtime_scalars`). Measured (written/heldout14 probes `lx_fa_*`): a filter on them makes
+    (`runtime_scalar_list`). Measured (written/heldout14 probes `lx_fa_*`): a filter on them makes
     the list's length known only at run time, as a tensor filter does."""
-    return _targets_over(gen, lambda src: _runtime_scalars(src, ctx), ctx)
+    return _targets_over(gen, lambda src: runtime_scalar_list(src, ctx), ctx)
 
 
-def _runtime_scalars(e: ast.expr, ctx: Context) -> bool:
+def runtime_scalar_list(e: ast.expr, ctx: Context) -> bool:
     """A list of Python scalars known only at run time: a name bound once to a list display
     holding one (`[int(x[0]), int(x[1])]`), to a comprehension of them (`[int(m.sum()) for
     m in masks]` over a tensor), or host data of a tensor (`x.asnumpy().tolist()`)."""

@@ -124,15 +124,15 @@ class UnrolledLoopCallDepth(GraphRule):
         looping = all_lines[lo:hi]
         if not looping:
             return ()  # no loop and no comprehension: nothing is unrolled (most functions)
-        limit = _call_depth_limit(ctx)
+        limit = call_depth_limit(ctx)
         if limit is None:
             return ()
         # an upper bound first (both sides of every `if`), then, only past the limit, the
         # branches MindSpore folds away taken out: most functions stop at the bound
-        cost = _Walker(node, ctx, looping, fold=False).block(node.body)
+        cost = UnrolledTurns(node, ctx, looping, fold=False).block(node.body)
         if cost.depth <= limit or cost.first is None:
             return ()
-        cost = _Walker(node, ctx, looping, fold=True).block(node.body)
+        cost = UnrolledTurns(node, ctx, looping, fold=True).block(node.body)
         if cost.depth <= limit or cost.first is None:
             return ()
         return [
@@ -177,7 +177,7 @@ def _looping_lines(ctx: Context) -> list[int]:
     return hit
 
 
-def _call_depth_limit(ctx: Context) -> int | None:
+def call_depth_limit(ctx: Context) -> int | None:
     """`max_call_depth` as the module sets it (the last `set_context(max_call_depth=...)` at
     module level), MindSpore's default without one; None when it is not a constant."""
     if "MS137.limit" in ctx.cache:  # once per file: every compiled function with a loop asks
@@ -187,7 +187,7 @@ def _call_depth_limit(ctx: Context) -> int | None:
 
 
 def _file_call_depth_limit(ctx: Context) -> int | None:
-    """`_call_depth_limit`, worked out."""
+    """`call_depth_limit`, worked out."""
     limit = _DEFAULT_LIMIT
     if not ctx.mentions("max_call_depth"):
         return limit
@@ -201,7 +201,7 @@ def _file_call_depth_limit(ctx: Context) -> int | None:
     return limit
 
 
-class _Walker:
+class UnrolledTurns:
     """The unrolled turns of one compiled function's blocks."""
 
     def __init__(self, func: ast.FunctionDef, ctx: Context, looping: list[int], fold: bool) -> None:

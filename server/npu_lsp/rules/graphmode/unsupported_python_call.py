@@ -331,7 +331,7 @@ class UnsupportedPythonCall(GraphRule):
                 yield from self._interpreted_comprehension(node, name, ctx)
                 return
             op = _OPERATIONS.get(name)
-            if op == "len()" and level == "strict" and len(node.args) == 1 and _container_type(node.args[0], ctx) == "str":
+            if op == "len()" and level == "strict" and len(node.args) == 1 and container_type(node.args[0], ctx) == "str":
                 # MS164 (str-iterated-under-strict) reports `len` of a str, with MindSpore's
                 # own words: one diagnostic for the one failure
                 return
@@ -495,7 +495,7 @@ class UnsupportedPythonCall(GraphRule):
     ) -> Iterable[Diagnostic]:
         if not calls_table.rejectable(name):
             return  # no type question for calls MindSpore accepts on every container
-        type_name = _container_type(recv, ctx)
+        type_name = container_type(recv, ctx)
         if (
             type_name is None
             and level == "strict"
@@ -576,7 +576,7 @@ def _dead_dict_pop(call: ast.Call, recv: ast.expr, level: str, ctx: Context) -> 
     should be Sequence")."""
     func = ctx.function
     st = ctx.parent(call)
-    if func is None or not isinstance(recv, ast.Name) or _container_type(recv, ctx) != "dict":
+    if func is None or not isinstance(recv, ast.Name) or container_type(recv, ctx) != "dict":
         return False
     if isinstance(st, ast.Expr):
         if level != "lax":
@@ -832,7 +832,7 @@ def _operator_result(e: ast.expr, ctx: Context) -> bool:
     )
 
 
-def _container_type(e: ast.expr, ctx: Context) -> str | None:
+def container_type(e: ast.expr, ctx: Context) -> str | None:
     """list / tuple / dict / str / slice when the receiver's type is known exactly, else None."""
     if isinstance(e, ast.Constant):
         # a bytes literal is a String of the graph too (`len(b"abc")` under STRICT: "cannot
@@ -850,12 +850,12 @@ def _container_type(e: ast.expr, ctx: Context) -> str | None:
             isinstance(bound, ast.Call)
             and isinstance(bound.func, ast.Attribute)
             and bound.func.attr in _STR_RESULT
-            and _container_type(bound, ctx) == "str"
+            and container_type(bound, ctx) == "str"
         ):
             return "str"  # `m = self.mode.lower()`: a str method's result
     if isinstance(e, ast.Subscript) and (
         isinstance(e.slice, ast.Slice) or (isinstance(e.slice, ast.Constant) and type(e.slice.value) is int)
-    ) and _container_type(e.value, ctx) == "str":
+    ) and container_type(e.value, ctx) == "str":
         # `name[-1:]`, `name[0]`: a str's slice or character is a str (both compile under
         # STRICT; measured, probe `st22_sa_enumerate_isdigit`: `name[-1:].isdigit()` is refused
         # as `name.isdigit()` is)
@@ -877,7 +877,7 @@ def _container_type(e: ast.expr, ctx: Context) -> str | None:
             if q == "builtins.slice":
                 return "slice"
         elif isinstance(f, ast.Attribute) and f.attr in _STR_RESULT and (
-            _container_type(f.value, ctx) == "str"
+            container_type(f.value, ctx) == "str"
             or (isinstance(f.value, ast.Name) and ctx.qualname(f.value) == "builtins.str")
         ):
             return "str"  # `s.upper()`, and `str.upper(s)` (the method taken from the class)
@@ -902,7 +902,7 @@ def _container_type(e: ast.expr, ctx: Context) -> str | None:
             v = last.value
             if isinstance(v, ast.Subscript) and isinstance(v.slice, ast.Slice):
                 v = v.value  # a slice of a list is a list, of a tuple a tuple
-            got = _container_type(v, ctx)
+            got = container_type(v, ctx)
             if got in ("list", "tuple", "dict"):
                 return got
     if _self_dict_display(e, ctx) or (isinstance(e, ast.Attribute) and _self_dict_given(e, ctx)):
@@ -952,7 +952,7 @@ def _copied_container(e: ast.Call, ctx: Context) -> str | None:
     if isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == "self":
         return "dict" if _self_dict_given(recv, ctx) else None
     # (a dict only: `list.copy()` is None in the graph, written/MISSES.md family D)
-    return "dict" if isinstance(recv, ast.Name) and _container_type(recv, ctx) == "dict" else None
+    return "dict" if isinstance(recv, ast.Name) and container_type(recv, ctx) == "dict" else None
 
 
 def _self_dict_given(e: ast.Attribute, ctx: Context) -> bool:
@@ -1164,15 +1164,19 @@ def _enum_str_attribute(e: ast.expr, ctx: Context) -> bool:
     "cannot get attributes __len__ or the String object"; LAX compiles it)."""
     if not (isinstance(e, ast.Attribute) and e.attr in ("name", "value") and ctx.mentions("Enum")):
         return False
-    from npu_lsp.rules.graphmode.enum_member_in_graph import _class_named, _enum_classes, _member
+    from npu_lsp.rules.graphmode.enum_member_in_graph import (
+        class_named,
+        enum_classes,
+        enum_member_of,
+    )
 
-    classes = _enum_classes(ctx)
-    member = _member(e.value, classes, ctx) if classes else None
+    classes = enum_classes(ctx)
+    member = enum_member_of(e.value, classes, ctx) if classes else None
     if member is None or classes[member[0]] != "object":
         return False
     if e.attr == "name":
         return True
-    cls = _class_named(member[0], ctx)
+    cls = class_named(member[0], ctx)
     for st in cls.body if cls is not None else []:
         if (
             isinstance(st, ast.Assign)

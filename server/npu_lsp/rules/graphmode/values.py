@@ -1997,9 +1997,9 @@ def lax_fallback_call(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
         # a list a comprehension builds of run-time scalars (`dict(zip(keys, vals))`, `vals =
         # [x[0, j].item() for j in range(3)]`): the script gets it as a run-time value too
         # (fresh v5 seed 11100133; written/gen18 probes `v23_dz_*`)
-        from npu_lsp.rules.graphmode.python_call_on_tensor import _list_of_variables
+        from npu_lsp.rules.graphmode.python_call_on_tensor import list_of_variables
 
-        return any(_list_of_variables(n, ctx, func) for n in names)
+        return any(list_of_variables(n, ctx, func) for n in names)
     if q and calls_table.outside_project(q, ctx) and not q.startswith("mindspore"):
         # the standard library or a package, called with a graph variable: run as Python at
         # LAX (STRICT rejects it: "the inputs should be constant"), its result is opaque;
@@ -2016,9 +2016,9 @@ def lax_fallback_call(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
         # a list the function builds of run-time scalars (`np.mean(vals)` with `vals =
         # [x[0, j].item() for j in range(3)]`) is a run-time input of the script too, as for
         # builtins above (written/lax probes `fix30c_nm_*`; difftest seed 10100060)
-        from npu_lsp.rules.graphmode.python_call_on_tensor import _list_of_variables
+        from npu_lsp.rules.graphmode.python_call_on_tensor import list_of_variables
 
-        return any(type(arg) in (ast.Name, ast.ListComp) and _list_of_variables(arg, ctx, func) for arg in args)
+        return any(type(arg) in (ast.Name, ast.ListComp) and list_of_variables(arg, ctx, func) for arg in args)
     if not isinstance(f, ast.Attribute):
         return False
     if f.attr in ("asnumpy", "tolist"):
