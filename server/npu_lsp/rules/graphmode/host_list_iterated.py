@@ -16,7 +16,7 @@ from npu_lsp.rules.graphmode.flow import Kind, analyzer, python_number
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.host_values import host_iterable as _host_iterable
 from npu_lsp.rules.graphmode.host_values import host_names, runs_only_if_reached
-from npu_lsp.rules.graphmode.interpreted import interpreted
+from npu_lsp.rules.graphmode.interpreted import interpreted, joined_in_tensor_while
 from npu_lsp.rules.graphmode.tensor_filtered_comprehension import runtime_scalar_list
 from npu_lsp.rules.graphmode.tensor_names import TENSOR_CLASS
 
@@ -471,7 +471,13 @@ def _interpreted_items(it: ast.expr, ctx: Context) -> bool:
         elts = it.elts  # type: ignore[attr-defined]
         return bool(elts) and all(interpreted(x, ctx, func) for x in elts)
     if t is ast.Subscript and type(it.slice) is not ast.Slice:  # type: ignore[attr-defined]
-        return analyzer(ctx).kind(it.value) == Kind.TENSOR and interpreted(it.value, ctx, func)  # type: ignore[attr-defined]
+        # in a `while` on a tensor that rebinds the name, the read is the loop's joined
+        # graph tensor (`joined_in_tensor_while`)
+        return (
+            analyzer(ctx).kind(it.value) == Kind.TENSOR  # type: ignore[attr-defined]
+            and interpreted(it.value, ctx, func)  # type: ignore[attr-defined]
+            and not joined_in_tensor_while(it, it, ctx, func)
+        )
     if t is ast.Attribute and it.attr == "shape":  # type: ignore[attr-defined]
         # `[float(d) for d in x.shape]` (measured, written/lax probe
         # `fix40b_fs_inline_comp_shape_tuple`: "Failed to infer for primitive:typeof" at LAX

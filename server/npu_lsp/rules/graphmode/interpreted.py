@@ -644,3 +644,71 @@ def _param(name: str, ctx: Context, func: ast.AST, depth: int) -> bool:
         if not interpreted(call.args[j], ctx, caller, depth + 1):
             return False
     return True
+
+
+def joined_in_tensor_while(it: ast.expr, at: ast.AST, ctx: Context, func: ast.AST) -> bool:
+    """Is `it` (a name, or an item, attribute or method result of one: `x[0]`) read where the
+    innermost loop around `at` is a `while` with a tensor test that rebinds that name, each
+    time by arithmetic (`x = x * 0.5`, `x = x + float(s)`, `x *= 2`)? MindSpore compiles such a
+    loop as a graph loop whose header joins the name's entry value with the body's: read in
+    the body it is the joined graph tensor, not the JIT Fallback value the loop was entered
+    with (measured, written/lax probes `genfresh41_ab_*`: `[float(v) for v in x[0]]` in
+    `while x.abs().max() > 1000:` compiles when the body rebinds `x = x * 0.5` or `x = x +
+    heapq.nlargest(1, vals)[0]`, fails without the rebinding ("The pointer[seq_abs] is
+    null"), in `for _ in range(2):` and in a counter `while k < 2:`; fresh v6 seed
+    12001778)."""
+    root = it
+    while True:
+        if isinstance(root, (ast.Subscript, ast.Attribute)):
+            root = root.value
+        elif isinstance(root, ast.Call) and isinstance(root.func, ast.Attribute):
+            root = root.func.value
+        else:
+            break
+    if type(root) is not ast.Name:
+        return False
+    loop = _innermost_loop(at, ctx, func)
+    if type(loop) is not ast.While or not analyzer(ctx).kind(loop.test, func).dynamic:
+        return False
+    return rebound_by_arithmetic(root.id, loop, at_least_once=True)
+
+
+def _innermost_loop(at: ast.AST, ctx: Context, func: ast.AST) -> ast.AST | None:
+    """The `for` / `while` whose body holds `at` (not its iterable or test), inside `func`."""
+    child, p = at, ctx.parent(at)
+    while p is not None and p is not func and type(p) not in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef):
+        if (type(p) is ast.For and child is not p.iter and child is not p.target) or (
+            type(p) is ast.While and child is not p.test
+        ):
+            return p
+        child, p = p, ctx.parent(p)
+    return None
+
+
+def rebound_by_arithmetic(name: str, loop: ast.AST, at_least_once: bool = False) -> bool:
+    """Is every binding of `name` in `loop` arithmetic (`x = x + float(s)`, `x *= 0.5`), and,
+    with `at_least_once`, is there one? A tensor the body rebinds to a Python object's field
+    (`x = o.value` of a namedtuple a helper builds) is no tensor after the loop: `x * 0.5` of
+    it fails ("can't multiply sequence by non-int of type 'float'", fresh v6 seed 12001542)."""
+    found = False
+    for n in ast.walk(loop):
+        if type(n) is ast.AugAssign and type(n.target) is ast.Name and n.target.id == name:
+            found = True
+            continue
+        if type(n) is not ast.Assign or not any(name in _bound_names(t) for t in n.targets):
+            continue
+        found = True
+        if len(n.targets) != 1 or type(n.targets[0]) is not ast.Name or not isinstance(n.value, ast.BinOp):
+            return False
+    return found or not at_least_once
+
+
+def _bound_names(t: ast.expr) -> set[str]:
+    """The names an assignment target binds (not `a` of `a[0] = ...`)."""
+    if type(t) is ast.Name:
+        return {t.id}
+    if type(t) is ast.Starred:
+        return _bound_names(t.value)
+    if isinstance(t, (ast.Tuple, ast.List)):
+        return {n for e in t.elts for n in _bound_names(e)}
+    return set()

@@ -48,7 +48,12 @@ from npu_lsp.rules.graphmode.input_object_attribute_store import (
     input_object_stored,
     stores_on_objects,
 )
-from npu_lsp.rules.graphmode.interpreted import folded_away_binding, interpreted
+from npu_lsp.rules.graphmode.interpreted import (
+    folded_away_binding,
+    interpreted,
+    joined_in_tensor_while,
+    rebound_by_arithmetic,
+)
 from npu_lsp.rules.graphmode.lax_functions import (
     calls_in,
     fstrings_in,
@@ -2170,18 +2175,8 @@ class OpaqueValues:
 
     @staticmethod
     def _rebound_by_arithmetic(name: str, loop: ast.While) -> bool:
-        """Is every binding of `name` in `loop` arithmetic (`x = x + float(s)`, `x *= 0.5`)?
-        A tensor the body rebinds to a Python object's field (`x = o.value` of a namedtuple
-        a helper builds) is no tensor after the loop: `x * 0.5` of it fails ("can't multiply
-        sequence by non-int of type 'float'", fresh v6 seed 12001542)."""
-        for n in ast.walk(loop):
-            if type(n) is ast.AugAssign and type(n.target) is ast.Name and n.target.id == name:
-                continue
-            if type(n) is not ast.Assign or not any(t.id == name for tg in n.targets for t in _target_names(tg)):
-                continue
-            if len(n.targets) != 1 or type(n.targets[0]) is not ast.Name or not isinstance(n.value, ast.BinOp):
-                return False
-        return True
+        """Is every binding of `name` in `loop` arithmetic (`interpreted.rebound_by_arithmetic`)?"""
+        return rebound_by_arithmetic(name, loop)
 
     def _last_assignment(self, name: ast.Name, func: ast.AST) -> ast.stmt | None:
         """The statement that last assigned `name` before it is read (source order) in `func`
@@ -2538,6 +2533,8 @@ class OpaqueValues:
                 if over is None or runs_only_if_reached(comp, self.ctx, func):
                     # run as Python under a run-time test: it fails only when it runs, and
                     # not this way (MS193 / MS173 say so; fresh v6 seeds 12001319, 12001340)
+                    return None
+                if isinstance(node, ast.While) and joined_in_tensor_while(over, comp, self.ctx, func):
                     return None
                 loop = "for" if isinstance(node, ast.For) else "while"
                 return (
