@@ -57,6 +57,7 @@ from npu_lsp.rules.graphmode.result_kinds import HOST_METHODS as _HOST_METHODS
 from npu_lsp.rules.graphmode.result_kinds import NUMPY_REDUCTIONS as _NUMPY_REDUCTIONS
 from npu_lsp.rules.graphmode.result_kinds import NUMPY_UFUNCS as _NUMPY_UFUNCS
 from npu_lsp.rules.graphmode.result_kinds import STATIC_ATTRS as _STATIC_ATTRS
+from npu_lsp.rules.graphmode.result_kinds import numpy_random_array
 from npu_lsp.scope import SiteReads, dotted
 
 #: attributes of `mindspore.nn` layers that hold Parameters (Dense / Conv `weight`, `bias`,
@@ -3840,8 +3841,18 @@ class Analyzer:
             isinstance(a, (ast.List, ast.Tuple, ast.ListComp, ast.Starred))
             or self._kind(a, fn) == Kind.TENSOR
             or self._is_numpy_value(a, fn)
+            or self._random_array(a)
             for a in call.args
         )
+
+    def _random_array(self, value: ast.AST) -> bool:
+        """Is `value` a `numpy.random` call given a size (`np.random.randn(4, 3)`), so an array
+        a ufunc maps to an array? (HiFi-GAN's `np.abs(np.random.randn(n_mels, n_freq))`
+        compiles with `.astype`, written/heldout41c probes `fix41c_np_*`.)"""
+        if type(value) is not ast.Call:
+            return False
+        q = self.ctx.qualname(value.func) or ""
+        return q.startswith("numpy.random.") and numpy_random_array(q[13:], value)
 
     def _type_class(self, e: ast.AST, fn: _Fn) -> str | None:
         if isinstance(e, ast.Constant):

@@ -62,6 +62,12 @@ class NumpyScalarMethodInGraph(GraphRule):
       levels ("'Float' object has no attribute ..."); `int(np.ceil(np.log(L)))` and the
       same call in `__init__` compile; `.is_integer()` (a Python float's method) compiles
       under LAX and is MS166's under STRICT.
+    - A ufunc of a `numpy.random` call given a size is an array, not a scalar (written/heldout41c
+      case `hifigan_mel_dict_cache_by_device`, probes `fix41c_np_*`):
+      `np.abs(np.random.randn(4, 3)).astype(np.float32)` and `np.exp(np.random.uniform(0, 1,
+      size=(4, 3))).astype(...)` compile at both levels; without a size
+      (`np.abs(np.random.randn()).astype(...)`, `np.sqrt(np.random.randint(1, 5)).item()`) they
+      are refused like any other scalar.
     """
 
     nodes = (ast.Attribute,)

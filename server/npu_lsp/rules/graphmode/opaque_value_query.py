@@ -318,6 +318,19 @@ def _argument(call: ast.Call, argument: str, position: int) -> ast.expr | None:
     return given
 
 
+def _queried_arguments(call: ast.Call, ctx: Context) -> list[ast.expr]:
+    """The positional arguments of `call` a JIT Fallback value taints it through: all but a
+    `_HOST_LIST_ARGUMENTS` one (and starred ones)."""
+    args = [a for a in call.args if not isinstance(a, ast.Starred)]
+    if not call.keywords and len(call.args) < 2:
+        return args  # (cheap first: no second argument to leave out)
+    host = _HOST_LIST_ARGUMENTS.get(ctx.qualname(call.func) or "")
+    if host is None:
+        return args
+    given = _argument(call, host[1], host[0])
+    return [a for a in args if a is not given]
+
+
 def _left_none(call: ast.Call, argument: str, position: int) -> bool:
     """Is `argument` (keyword, or positional at `position`) absent from `call` or None?"""
     given: ast.expr | None = next((k.value for k in call.keywords if k.arg == argument), None)
@@ -707,6 +720,9 @@ class FallbackValueShapeQuery(GraphRule):
       `r2_fbnet_tau_mutated_before_gumbel` and probes `fix40e_tau_*` (by keyword or position,
       read before or after the store, a constant stored; a local `tau` computed from the
       attribute, or another attribute stored, compile).
+    - Not a query: `ops.bucketize(x, v.asnumpy().tolist())`, whose `boundaries` list only goes
+      to the kernel: it compiles under LAX, and so do `nn.Embedding` / `ops.zeros_like` of its
+      result (written/heldout41c case `fs2_variance_adaptor_target_none`, probes `fix41c_fb_*`).
     """
 
     nodes = (ast.Call, ast.Attribute, ast.Subscript, ast.ListComp, ast.GeneratorExp, ast.For)
@@ -1260,6 +1276,13 @@ _SHAPE_METHODS = frozenset({"view", "broadcast_to"})
 #: written/famc probes `g17_an_full_*`: a value from `x.asnumpy()` or from the shape of a
 #: fallback tensor fails under LAX, `float(x.mean())` compiles; `ops.full` calls `ops.fill`)
 _FILL_VALUES = {"mindspore.ops.full": 1, "mindspore.ops.fill": 2}
+#: MindSpore functions whose argument at this position is a Python list the function only
+#: hands to its kernel, never a tensor it queries: a JIT Fallback value there neither makes the
+#: call read a fallback value nor its result one (measured, written/heldout41c case
+#: `fs2_variance_adaptor_target_none`, probes `fix41c_fb_*`: `ops.bucketize(x, b.asnumpy().tolist())`
+#: compiles under LAX, alone, given to `nn.Embedding` and to `ops.zeros_like`, with `b` an input
+#: or a Tensor attribute; `nn.Embedding(Tensor(b.asnumpy()))` of an input `b` fails)
+_HOST_LIST_ARGUMENTS = {"mindspore.ops.bucketize": (1, "boundaries")}
 #: creation functions whose shape argument (at this position), given as a *list* display
 #: holding a number JIT Fallback computes, fails under LAX: "Failed to get array value, expect
 #: sequence or tensor type, but got: Int64Imm" (measured, written/lax probes `fix35c_tb_*`:
@@ -1786,9 +1809,7 @@ class OpaqueValues:
                 )
             if isinstance(e.func, ast.Attribute) and self.value(e.func.value, func, env, depth):
                 return True  # a method of a fallback object: run as Python too
-            return any(
-                self.value(a, func, env, depth) for a in e.args if not isinstance(a, ast.Starred)
-            )
+            return any(self.value(a, func, env, depth) for a in _queried_arguments(e, self.ctx))
         return False
 
     def _fallback_items(self, comp: ast.ListComp | ast.GeneratorExp, func: ast.AST, env: frozenset[str]) -> bool:
@@ -3303,7 +3324,7 @@ class OpaqueValues:
 
     def sink(self, call: ast.Call, func: ast.AST, env: frozenset[str], depth: int) -> str | None:
         """Why `call` (in `func`, parameters `env` opaque) fails on a fallback value, if it does."""
-        args = [a for a in call.args if not isinstance(a, ast.Starred)]
+        args = _queried_arguments(call, self.ctx)
         listed = self._fallback_in_list_shape(call, func, env)
         if listed is not None:
             return listed
