@@ -16,7 +16,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.dynamic_shape import run_time_size
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
-from npu_lsp.rules.graphmode.runtime_scalars import call_argument, runtime_scalar
+from npu_lsp.rules.graphmode.runtime_scalars import call_argument, direct_read, runtime_scalar
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,7 @@ class _Argument:
     shapes: bool  # a size read of a tensor whose shape is known only at run time counts too
     tensor: bool  # a tensor may be given instead
     why: str = ""  # what MindSpore says, when only some levels refuse it for another reason
+    direct: bool = False  # `int(t)` / `t.item()` itself (no scalar op after it) compiles
 
 
 @functools.cache
@@ -46,7 +47,9 @@ def _section(key: str) -> dict[str, tuple[_Argument, ...]]:
     data = json.loads(resources.files(__package__).joinpath("ms_constant_arguments.json").read_text("utf-8"))
     return {
         name: tuple(
-            _Argument(a["at"], a["key"], frozenset(a["levels"]), a["shapes"], a["tensor"], a.get("why", "")) for a in args
+            _Argument(
+                a["at"], a["key"], frozenset(a["levels"]), a["shapes"], a["tensor"], a.get("why", ""), a.get("direct", False)
+            ) for a in args
         )
         for name, args in data[key].items()
     }
@@ -65,7 +68,11 @@ class RuntimeScalarSizeArgument(GraphRule):
     only at run time (`h, w = x.shape[-2:]` of an input declared `[1, 3, None, None]` by
     `net.set_inputs(...)`, or of a dynamic-shape operator's result); and under STRICT the
     shape of `mindspore.numpy.ones` / `zeros` / `full` computed that way. The functions,
-    their arguments and levels are the table `ms_constant_arguments.json`.
+    their arguments and levels are the table `ms_constant_arguments.json`. The read itself
+    given to `unsorted_segment_sum` (`n = int(nt.max())`, `t.item()`, with no scalar
+    operation after it) is not flagged: MindSpore hands the kernel the tensor it was read
+    from, and it compiles; so, under LAX, does a builtin `max(...)` / `min(...)` of such
+    numbers (run in Python).
 
     ## Why is this bad?
     The rule: a primitive's size argument may be a constant or a tensor, not a graph scalar
@@ -103,11 +110,23 @@ class RuntimeScalarSizeArgument(GraphRule):
     - RULES.md, section 1 (rejected at every level).
     - Measured on MindSpore 2.10 CPU, LAX and STRICT, written set `heldout20a`
       (`gnn_graph_readout_batch_vector_unique`, `r2_fno_super_resolution_interp_scale_float`)
-      and its probes `rtarg_*`: `int(batch.max()) + 1`, `int(batch.max())`,
-      `batch.max().item() + 1`, the keyword `num_segments=`, `unsorted_segment_max`, and
-      `int(...)` of a tensor as `ops.pad`'s width are rejected; `batch.max() + 1` (a tensor),
-      `h.shape[0]`, `h.shape[-1] // 2` compile, and so does `int(np.max(batch.asnumpy()))`
-      under LAX (host data).
+      and its probes `rtarg_*`: `int(batch.max()) + 1`, `batch.max().item() + 1`, the
+      keyword `num_segments=`, `unsorted_segment_max`, and `int(...)` of a tensor as
+      `ops.pad`'s width are rejected; `batch.max() + 1` (a tensor), `h.shape[0]`,
+      `h.shape[-1] // 2` compile, and so does `int(np.max(batch.asnumpy()))` under LAX
+      (host data).
+    - The bare read as `unsorted_segment_sum`'s count: written/heldout41b case
+      `r2_num_segments_int_max_no_plus` and probes `fix41b_seg_*`. MindSpore builds `int(t)`
+      as `TensorToScalar(Cast(t))` and the kernel gets `t` back: `int(nt.max())`,
+      `nt.max().item()`, inline, by keyword, of a float tensor, from a helper or a lazy
+      default, `+ 0` / `* 1` (folded) compile at both levels; `+ 1`, `- 0 + 0`, `n += 1`,
+      `int(float(t))`, `int(t > 0) * 3` leave a scalar op (`Invalid kernel object type`);
+      `unsorted_segment_max` / `_min` / `_prod` refuse even the bare read ("num_segments
+      value must be greater than 0, but got: -1"). Under LAX, builtin `max(int(t) + 1, 1)` /
+      `min(int(t), 8)` compile too (run in Python), in a Cell and an `@ms.jit` function;
+      STRICT refuses `max(data)` ("the inputs should be constant"). heldout20a's `rtarg_segsum_int_max`
+      (`int(batch.max())`, one less than the segments its indices need) fails only when
+      the kernel runs (`Launch kernel failed`), which `check` cannot see.
     - `ops.interpolate` and `ops.adaptive_avg_pool2d`: written/heldout29b cases
       `dyn_set_inputs_interpolate_scale`, `seg_resize_to_original_size_arg`, heldout24b
       `prep_resample_tensor_spacing_arg`, and probes `fix30b_interp_*` (`int(t)`, `.item()`,
@@ -148,6 +167,8 @@ class RuntimeScalarSizeArgument(GraphRule):
             if arg is None:
                 continue
             src = runtime_scalar(arg, ctx)
+            if src is not None and want.direct and direct_read(arg, ctx, ctx.scope.level == "lax"):
+                continue  # the kernel gets the tensor the read came from back
             if src is not None:
                 if type(src) is ast.Name:
                     src = analyzer(ctx).single_assignment(src.id, ctx.function) or src
