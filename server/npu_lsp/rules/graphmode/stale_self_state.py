@@ -6,7 +6,7 @@ import ast
 import functools
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from importlib import resources
 
 from npu_lsp.astutil import node_key
@@ -191,7 +191,7 @@ def _reads_after(
                 " calling the network, or return the value from the method",
             )
     for attr in _number_attrs_set(cls, method, ctx):
-        read = _number_consumed_after(obj, attr, call, func, _number_attrs(cls, ctx))
+        read = _number_consumed_after(obj, attr, call, func, lambda a: _number_attr(cls, a, ctx))
         if read is not None:
             yield ctx.diagnostic(
                 rule,
@@ -244,25 +244,36 @@ def _none_attrs_set(cls: ast.ClassDef, method: ast.FunctionDef, ctx: Context) ->
 
 def _number_attrs_set(cls: ast.ClassDef, method: ast.FunctionDef, ctx: Context) -> list[str]:
     """The attributes `method` sets to a computed value (not a constant) that `cls.__init__`
-    leaves a Python number (`self.v = 0.0`, `self.n = 0`; once per method). A method that only
-    puts a constant back (`reset(): self.v = 0.0`) changes nothing the graph could miss."""
+    leaves a Python number literal (`self.v = 0.0`, `self.n = 0`; once per method). A method
+    that only puts a constant back (`reset(): self.v = 0.0`) changes nothing the graph could
+    miss."""
     memo: dict[int, list[str]] = ctx.cache.setdefault("MS182.number-set", {})
     hit = memo.get(id(method))
     if hit is None:
-        numbers = _number_attrs(cls, ctx)
-        hit = memo[id(method)] = sorted(a for a in _assigned_attrs(method) & numbers if _computed_store(method, a)) if numbers else []
+        # the method's text first (a few lines): most store nothing `__init__` set to a
+        # number literal; only then its statements
+        init = analyzer(ctx)._self_values(cls)
+        text = "\n".join(ctx.lines[method.lineno - 1 : method.end_lineno or method.lineno])
+        stored = {m.group(1) for m in _SELF_STORE.finditer(text)}
+        literal = [
+            a
+            for a in sorted(stored)
+            if init.get(a) and all(type(v) is ast.Constant and type(v.value) in (int, float, bool) for v in init[a])
+        ]
+        hit = memo[id(method)] = (
+            [a for a in literal if a in _assigned_attrs(method) and _computed_store(method, a)] if literal else []
+        )
     return hit
 
 
-def _number_attrs(cls: ast.ClassDef, ctx: Context) -> frozenset[str]:
-    """The attributes `cls.__init__` sets only to Python numbers (once per class)."""
-    memo: dict[int, frozenset[str]] = ctx.cache.setdefault("MS182.numbers", {})
-    hit = memo.get(id(cls))
+def _number_attr(cls: ast.ClassDef, attr: str, ctx: Context) -> bool:
+    """Does `cls.__init__` set `self.<attr>` only to Python numbers? (Once per attribute.)"""
+    memo: dict[tuple[int, str], bool] = ctx.cache.setdefault("MS182.numbers", {})
+    key = (id(cls), attr)
+    hit = memo.get(key)
     if hit is None:
-        init = analyzer(ctx)._self_values(cls)
-        hit = memo[id(cls)] = frozenset(
-            a for a, vs in init.items() if vs and all(_number_value(v, cls, ctx) for v in vs)
-        )
+        vs = analyzer(ctx)._self_values(cls).get(attr) or []
+        hit = memo[key] = bool(vs) and all(_number_value(v, cls, ctx) for v in vs)
     return hit
 
 
@@ -285,18 +296,36 @@ def _number_value(v: ast.expr | None, cls: ast.ClassDef, ctx: Context) -> bool:
     d = defaults.get(v.id)
     if d is None or not python_number(d):
         return False
+    built = _constructions(cls, ctx)
+    if built is None:
+        return False
     index = params.index(v.id)
-    for n in ast.walk(ctx.tree):
-        if type(n) is ast.ClassDef and any(type(b) is ast.Name and b.id == cls.name for b in n.bases):
-            return False
-        if type(n) is not ast.Call or type(n.func) is not ast.Name or n.func.id != cls.name:
-            continue
-        if any(type(a) is ast.Starred for a in n.args) or any(k.arg is None for k in n.keywords):
-            return False
+    for n in built:
         given = n.args[index] if index < len(n.args) else next((k.value for k in n.keywords if k.arg == v.id), None)
         if given is not None and not python_number(given):
             return False
     return True
+
+
+def _constructions(cls: ast.ClassDef, ctx: Context) -> list[ast.Call] | None:
+    """The `cls(...)` calls of the file, or None when the file derives a class from `cls` or
+    a call spreads `*args` / `**kwargs` (once per class, one walk of the file)."""
+    memo: dict[int, list[ast.Call] | None] = ctx.cache.setdefault("MS182.built", {})
+    if id(cls) in memo:
+        return memo[id(cls)]
+    found: list[ast.Call] = []
+    out: list[ast.Call] | None = found
+    for n in ast.walk(ctx.tree):
+        if type(n) is ast.ClassDef and any(type(b) is ast.Name and b.id == cls.name for b in n.bases):
+            out = None
+            break
+        if type(n) is ast.Call and type(n.func) is ast.Name and n.func.id == cls.name:
+            if any(type(a) is ast.Starred for a in n.args) or any(k.arg is None for k in n.keywords):
+                out = None
+                break
+            found.append(n)
+    memo[id(cls)] = out
+    return out
 
 
 def _computed_store(method: ast.FunctionDef, attr: str) -> bool:
@@ -313,7 +342,7 @@ def _computed_store(method: ast.FunctionDef, attr: str) -> bool:
 
 
 def _number_consumed_after(
-    obj: ast.expr, attr: str, call: ast.Call, func: ast.AST, numbers: frozenset[str]
+    obj: ast.expr, attr: str, call: ast.Call, func: ast.AST, number: Callable[[str], bool]
 ) -> ast.AST | None:
     """The first read after `call` in `func` of `<obj>.<attr>`, still the Python number
     `__init__` gave it, that only a tensor supports: an attribute of it (`self.v.shape`), an
@@ -333,7 +362,7 @@ def _number_consumed_after(
         # a number constant, or an attribute of the object `__init__` left a number (`self.v_th`)
         if isinstance(e, ast.Constant):
             return type(e.value) in (int, float)
-        return isinstance(e, ast.Attribute) and e.attr in numbers and node_key(e.value) == want
+        return isinstance(e, ast.Attribute) and node_key(e.value) == want and (e.attr == attr or number(e.attr))
 
     at = (call.lineno, call.col_offset)
     nodes = sorted(
