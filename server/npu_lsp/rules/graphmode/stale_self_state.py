@@ -31,11 +31,13 @@ class StaleSelfStateRead(GraphRule):
     which computes `x - self.mean`). A read under an `is None` / `is not None` test of the
     attribute is not flagged: MindSpore folds the test on the stale None. An ordering
     comparison of the stale None (`self.v >= 1.0`) is flagged too. An attribute `__init__`
-    leaves a Python number (`self.v = 0.0`, `self.v_th = v_th` with a number default) that
-    such a method sets to a computed value (SpikingJelly's `neuronal_charge(x)`: `self.v =
+    sets to a Python number literal (`self.v = 0.0`) that such a method sets to a computed
+    value (SpikingJelly's `neuronal_charge(x)`: `self.v =
     self.v + (x - self.v) / self.tau`) is flagged where the function then reads it as a
     tensor: an attribute of it (`self.v.shape`), an index, `len`, or a tensor method of its
-    comparison with numbers (`(self.v >= self.v_th).astype(ms.float32)`, a Python bool);
+    comparison with numbers (`(self.v >= self.v_th).astype(ms.float32)`, a Python bool; a
+    number is a literal or an attribute `__init__` sets to one, or to a parameter whose
+    number default every construction in the file keeps);
     arithmetic on the number compiles. (A list on `self` appended in compiled code and
     read back is MS185.)
 
