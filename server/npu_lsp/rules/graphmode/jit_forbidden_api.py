@@ -128,7 +128,11 @@ class JitForbiddenApi(GraphRule):
     reading the Parameter attributes MindSpore refuses in compiled code (`self.w.name`,
     `self.fc.weight.requires_grad`, `.key`, `.sliced`, ...) and the Cell generator methods
     (`self.cells_and_names()`); that list is measured from MindSpore 2.10 itself
-    (`ms_calls.json`, one compiled read per attribute). Loops over `self.cells()` or
+    (`ms_calls.json`, one compiled read per attribute). The generator methods are flagged
+    on a sub-cell (`self.body.cells_and_names()`) and on a parameter or local of a compiled
+    helper (SpikingJelly's `functional.reset_net(net)` called from `construct` with `self`)
+    too: "Unsupported expression 'Yield'" at both levels (written/heldout41a probes
+    `fix41a_gen_*`). Loops over `self.cells()` or
     `self.name_cells()` (and its `.items()` / `.values()`) are flagged too: measured, they
     fail at both levels when the loop calls the cells; so does a list or tuple made of
     `self.cells()` (`len(list(self.cells()))`, `tuple(self.cells())[0](x)`; the names,
@@ -465,7 +469,9 @@ class JitForbiddenApi(GraphRule):
         info = a.self_info(a.owner_class(fn))
         recv = node.value
         if on_cell and (
-            (isinstance(recv, ast.Name) and recv.id == "self") or module_cell(recv, ctx, fn)
+            (isinstance(recv, ast.Name) and recv.id == "self")
+            or module_cell(recv, ctx, fn)
+            or (attr in _CELL_GENERATORS and _cell_generator_receiver(recv, attr, fn, ctx, info))
         ):
             what = f"Cell.{attr}"
             said = refused["cell_attributes"][attr]
@@ -781,6 +787,27 @@ _CELL_PARAMETER_METHODS = frozenset(
 )
 
 
+#: Cell methods that are generators: compiled, MindSpore stops with "Unsupported expression
+#: 'Yield'" whatever Cell they are called on
+_CELL_GENERATORS = frozenset({"cells_and_names", "parameters_and_names"})
+
+
+def _cell_generator_receiver(recv: ast.expr, attr: str, fn: ast.AST, ctx: Context, info: SelfInfo) -> bool:
+    """`self.body.cells_and_names()` of a sub-cell, or `net.cells_and_names()` of a parameter
+    or local of the compiled function `fn` (SpikingJelly's `functional.reset_net(net)` called
+    from `construct` with `self`). Measured (written/heldout41a case
+    `resetnet_called_inside_construct`, probes `fix41a_gen_*`): "Unsupported expression
+    'Yield'" at LAX and STRICT, as on `self`; the same walk in `__init__` compiles."""
+    if (
+        isinstance(recv, ast.Attribute)
+        and isinstance(recv.value, ast.Name)
+        and recv.value.id == "self"
+        and recv.attr in info.cells
+    ):
+        return True
+    return _local_with_cell_only_method(recv, attr, fn, ctx)
+
+
 def _local_with_cell_only_method(recv: ast.expr, method: str, fn: ast.AST, ctx: Context) -> bool:
     """`net.get_parameters()` where `net` is a parameter or a local of the compiled function
     `fn` (a helper given `self.netD`, a loop over `(self.netG, self.netD)` or over `[nets]`,
@@ -794,7 +821,7 @@ def _local_with_cell_only_method(recv: ast.expr, method: str, fn: ast.AST, ctx: 
     `albef_momentum_update_zip_params_assign`)."""
     while type(recv) is ast.Subscript:
         recv = recv.value
-    if method not in _CELL_PARAMETER_METHODS or type(recv) is not ast.Name or recv.id == "self":
+    if method not in _CELL_PARAMETER_METHODS | _CELL_GENERATORS or type(recv) is not ast.Name or recv.id == "self":
         return False
     if not _binds_in_function(fn, recv.id):
         return False  # a global: a module, or an object of another library

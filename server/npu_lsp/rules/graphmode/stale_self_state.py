@@ -6,14 +6,14 @@ import ast
 import functools
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from importlib import resources
 
 from npu_lsp.astutil import node_key
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.flow import analyzer, python_number
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.values import instances
 
@@ -29,8 +29,17 @@ class StaleSelfStateRead(GraphRule):
     self.data_min) * scale`), or so read by another method of the same object that the
     function calls afterwards (RevIN: `self._get_statistics(x)` then `self._normalize(x)`,
     which computes `x - self.mean`). A read under an `is None` / `is not None` test of the
-    attribute is not flagged: MindSpore folds the test on the stale None. (A list on
-    `self` appended in compiled code and read back is MS185.)
+    attribute is not flagged: MindSpore folds the test on the stale None. An ordering
+    comparison of the stale None (`self.v >= 1.0`) is flagged too. An attribute `__init__`
+    sets to a Python number literal (`self.v = 0.0`) that such a method sets to a computed
+    value (SpikingJelly's `neuronal_charge(x)`: `self.v =
+    self.v + (x - self.v) / self.tau`) is flagged where the function then reads it as a
+    tensor: an attribute of it (`self.v.shape`), an index, `len`, or a tensor method of its
+    comparison with numbers (`(self.v >= self.v_th).astype(ms.float32)`, a Python bool; a
+    number is a literal or an attribute `__init__` sets to one, or to a parameter whose
+    number default every construction in the file keeps);
+    arithmetic on the number compiles. (A list on `self` appended in compiled code and
+    read back is MS185.)
 
     ## Why is this bad?
     The graph does not see state that a called method sets on an object held by `self`: the
@@ -88,6 +97,11 @@ class StaleSelfStateRead(GraphRule):
       `revin_stats_on_self_mode_string` and probes `fix34e_rv_helper_store*` (rejected at
       both levels, also with `self.mean = None` in `__init__`; a Tensor there compiles
       under LAX).
+    - Number attributes: written/heldout41a cases `lif_reset_called_in_construct`,
+      `r2_helper_method_sets_float_self_v` and probes `fix41a_helper_*` (`'Bool' object has
+      no attribute 'astype'`, `'Float' object has no attribute 'shape'` at both levels;
+      `x + self.v`, `ops.cast(self.v >= 1.0, ...)`, a read inside the setting method, a
+      Tensor `__init__` value and a store in `construct` itself compile under LAX).
     """
 
     nodes = (ast.Call,)
@@ -178,6 +192,17 @@ def _reads_after(
                 f" {call.lineno}) sets it from compiled code, which the graph does not see; set it before"
                 " calling the network, or return the value from the method",
             )
+    for attr in _number_attrs_set(cls, method, ctx):
+        read = _number_consumed_after(obj, attr, call, func, lambda a: _number_attr(cls, a, ctx))
+        if read is not None:
+            yield ctx.diagnostic(
+                rule,
+                read,
+                f"`{ast.unparse(obj)}.{attr}` is still the Python number `__init__` gave it here: `{f.attr}(...)`"
+                f" (line {call.lineno}) sets it from compiled code, which the graph does not see, so this reads"
+                " a number, not a tensor (MindSpore: 'Bool' / 'Float' object has no attribute ...); start it as"
+                " a Tensor in `__init__`, or return the value from the method",
+            )
     for attr in _new_attrs_set(cls, method, func, ctx):
         read = _consumed_after(obj, attr, call, func) or _consumed_by_later_method(obj, attr, call, cls, method, func, ctx)
         if read is not None:
@@ -217,6 +242,160 @@ def _none_attrs_set(cls: ast.ClassDef, method: ast.FunctionDef, ctx: Context) ->
                     nones.add(a)
         hit = memo[id(method)] = sorted(_assigned_attrs(method) & nones) if nones else []
     return hit
+
+
+def _number_attrs_set(cls: ast.ClassDef, method: ast.FunctionDef, ctx: Context) -> list[str]:
+    """The attributes `method` sets to a computed value (not a constant) that `cls.__init__`
+    leaves a Python number literal (`self.v = 0.0`, `self.n = 0`; once per method). A method
+    that only puts a constant back (`reset(): self.v = 0.0`) changes nothing the graph could
+    miss."""
+    memo: dict[int, list[str]] = ctx.cache.setdefault("MS182.number-set", {})
+    hit = memo.get(id(method))
+    if hit is None:
+        # the method's text first (a few lines): most store nothing `__init__` set to a
+        # number literal; only then its statements
+        init = analyzer(ctx)._self_values(cls)
+        text = "\n".join(ctx.lines[method.lineno - 1 : method.end_lineno or method.lineno])
+        stored = {m.group(1) for m in _SELF_STORE.finditer(text)}
+        literal = [
+            a
+            for a in sorted(stored)
+            if init.get(a) and all(type(v) is ast.Constant and type(v.value) in (int, float, bool) for v in init[a])
+        ]
+        hit = memo[id(method)] = (
+            [a for a in literal if a in _assigned_attrs(method) and _computed_store(method, a)] if literal else []
+        )
+    return hit
+
+
+def _number_attr(cls: ast.ClassDef, attr: str, ctx: Context) -> bool:
+    """Does `cls.__init__` set `self.<attr>` only to Python numbers? (Once per attribute.)"""
+    memo: dict[tuple[int, str], bool] = ctx.cache.setdefault("MS182.numbers", {})
+    key = (id(cls), attr)
+    hit = memo.get(key)
+    if hit is None:
+        vs = analyzer(ctx)._self_values(cls).get(attr) or []
+        hit = memo[key] = bool(vs) and all(_number_value(v, cls, ctx) for v in vs)
+    return hit
+
+
+def _number_value(v: ast.expr | None, cls: ast.ClassDef, ctx: Context) -> bool:
+    """Is `v`, an `__init__` value of `cls`, a Python number: a literal, or a parameter of
+    `__init__` with a number default that every `cls(...)` of the file leaves out or gives a
+    number literal (`self.v_th = v_th` with `v_th=1.0`)? Not for a class the file derives
+    from (its subclasses pass their own values through `super().__init__`)."""
+    if type(v) is ast.Constant:
+        return type(v.value) in (int, float, bool)
+    if type(v) is not ast.Name:
+        return False
+    init = next((m for m in cls.body if type(m) is ast.FunctionDef and m.name == "__init__"), None)
+    if init is None:
+        return False
+    params = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
+    if v.id not in params:
+        return False
+    defaults = dict(zip([a.arg for a in init.args.args[len(init.args.args) - len(init.args.defaults) :]], init.args.defaults, strict=True))
+    d = defaults.get(v.id)
+    if d is None or not python_number(d):
+        return False
+    built = _constructions(cls, ctx)
+    if built is None:
+        return False
+    index = params.index(v.id)
+    for n in built:
+        given = n.args[index] if index < len(n.args) else next((k.value for k in n.keywords if k.arg == v.id), None)
+        if given is not None and not python_number(given):
+            return False
+    return True
+
+
+def _constructions(cls: ast.ClassDef, ctx: Context) -> list[ast.Call] | None:
+    """The `cls(...)` calls of the file, or None when the file derives a class from `cls` or
+    a call spreads `*args` / `**kwargs` (once per class, one walk of the file)."""
+    memo: dict[int, list[ast.Call] | None] = ctx.cache.setdefault("MS182.built", {})
+    if id(cls) in memo:
+        return memo[id(cls)]
+    found: list[ast.Call] = []
+    out: list[ast.Call] | None = found
+    for n in ast.walk(ctx.tree):
+        if type(n) is ast.ClassDef and any(type(b) is ast.Name and b.id == cls.name for b in n.bases):
+            out = None
+            break
+        if type(n) is ast.Call and type(n.func) is ast.Name and n.func.id == cls.name:
+            if any(type(a) is ast.Starred for a in n.args) or any(k.arg is None for k in n.keywords):
+                out = None
+                break
+            found.append(n)
+    memo[id(cls)] = out
+    return out
+
+
+def _computed_store(method: ast.FunctionDef, attr: str) -> bool:
+    """Does `method` store something other than a constant into `self.<attr>`?"""
+    for n in own_nodes(method):
+        if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None:
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            if any(
+                isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name) and t.value.id == "self"
+                for t in targets
+            ) and not isinstance(n.value, ast.Constant):
+                return True
+    return False
+
+
+def _number_consumed_after(
+    obj: ast.expr, attr: str, call: ast.Call, func: ast.AST, number: Callable[[str], bool]
+) -> ast.AST | None:
+    """The first read after `call` in `func` of `<obj>.<attr>`, still the Python number
+    `__init__` gave it, that only a tensor supports: an attribute of it (`self.v.shape`), an
+    index, `len`, iteration, or a tensor method of its comparison with numbers
+    (`(self.v >= self.v_th).astype(ms.float32)`: a Python bool). Reads after `func` stores
+    the attribute itself are left out (LAX reads that store). Measured (written/heldout41a
+    cases `lif_reset_called_in_construct`, `r2_helper_method_sets_float_self_v`, probes
+    `fix41a_helper_*`): "'Bool' object has no attribute 'astype'", "'Float' object has no
+    attribute 'shape'" at LAX and STRICT; arithmetic on it, `ops.cast(self.v >= 1.0, ...)`,
+    the read inside the setting method itself, and a Tensor `__init__` value compile at LAX."""
+    want = node_key(obj)
+
+    def same(e: ast.expr) -> bool:
+        return isinstance(e, ast.Attribute) and e.attr == attr and node_key(e.value) == want
+
+    def numeric(e: ast.expr) -> bool:
+        # a number constant, or an attribute of the object `__init__` left a number (`self.v_th`)
+        if isinstance(e, ast.Constant):
+            return type(e.value) in (int, float)
+        return isinstance(e, ast.Attribute) and node_key(e.value) == want and (e.attr == attr or number(e.attr))
+
+    at = (call.lineno, call.col_offset)
+    nodes = sorted(
+        (n for n in own_nodes(func) if (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)) > at),
+        key=lambda n: (n.lineno, n.col_offset),  # type: ignore[attr-defined]
+    )
+    stored = min(
+        ((n.lineno, n.col_offset) for n in nodes if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and same(n)),
+        default=None,
+    )
+    for n in nodes:
+        pos = (n.lineno, n.col_offset)  # type: ignore[attr-defined]
+        if stored is not None and pos >= stored:
+            break
+        if isinstance(n, ast.For) and same(n.iter):
+            return n.iter
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len" and n.args and same(n.args[0]):
+            return n
+        if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load) and same(n.value):
+            return n
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
+            base = n.value
+            if same(base):
+                return n
+            if (
+                isinstance(base, ast.Compare)
+                and any(same(x) for x in (base.left, *base.comparators))
+                and all(numeric(x) for x in (base.left, *base.comparators))
+            ):
+                return n
+    return None
 
 
 def _new_attrs_set(cls: ast.ClassDef, method: ast.FunctionDef, func: ast.AST, ctx: Context) -> list[str]:
@@ -268,6 +447,9 @@ def _inside(node: ast.AST, func: ast.FunctionDef) -> bool:
     line = getattr(node, "lineno", 0)
     return func.lineno <= line <= (func.end_lineno or func.lineno)
 
+
+#: the comparisons None does not support
+_ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 
 #: `self.<name> =` (also `self.a, self.b = ...` for its first name): a superset of the stores
 _SELF_STORE = re.compile(r"self\.(\w+)[ \t]*[,=]")
@@ -375,6 +557,11 @@ def _consumed_after(obj: ast.expr, attr: str, call: ast.AST, func: ast.AST) -> a
             hit = n if same(n.operand) else None  # `-self.lo`: "bad operand type for unary -"
         elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
             hit = n if same(n.value) else None  # `self.lo.mean()`, `self.lo.shape`
+        elif isinstance(n, ast.Compare) and any(isinstance(op, _ORDERING) for op in n.ops):
+            # `self.v >= 1.0` on the stale None (measured, written/heldout41a probe
+            # `fix41a_helper_none_v_astype`: "'>=' not supported between instances of
+            # 'NoneType' and 'float'" at LAX and STRICT); `==` / `is` compare None fine
+            hit = n if any(same(x) for x in (n.left, *n.comparators)) else None
         else:
             hit = None
         if hit is not None:
