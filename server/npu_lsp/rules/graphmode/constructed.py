@@ -25,20 +25,6 @@ _SITES = 8
 Source = tuple[ast.expr, ast.AST | None]
 
 
-def _sites(cls: ast.ClassDef, ctx: Context) -> list[ast.Call]:
-    """The calls `Cls(...)` of this file (cached per run)."""
-    key = "constructed:sites"
-    table: dict[str, list[ast.Call]] | None = ctx.cache.get(key)
-    if table is None:
-        names = {n.name for n in ctx.tree.body if isinstance(n, ast.ClassDef)}
-        table = {}
-        for node in ast.walk(ctx.tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names:
-                table.setdefault(node.func.id, []).append(node)
-        ctx.cache[key] = table
-    return table.get(cls.name, [])
-
-
 def _subclassed(cls: ast.ClassDef, ctx: Context) -> bool:
     """Is `cls` a base of another class of this file (then `self` may be that subclass)?"""
     return any(
@@ -51,7 +37,7 @@ def argument(cls: ast.ClassDef, index: int, keyword: str, ctx: Context, defaults
     """The argument each place building `cls` gives its constructor's parameter at `index`
     (after `self`) or named `keyword`, with the function it is written in; with `defaults`,
     the parameter's default (module level) where a place leaves it out."""
-    sites = _sites(cls, ctx)
+    sites = instances(ctx).instantiations(cls.name)
     if not sites or len(sites) > _SITES or _subclassed(cls, ctx):
         return None
     default = _default(cls, index) if defaults else None

@@ -523,6 +523,11 @@ class Analyzer:
         binds = self._indexed(self._fn(func)).bindings.get(name)
         return min(getattr(v, "lineno", 0) for _, v in binds) if binds else None
 
+    def is_local(self, name: str, func: ast.AST | None) -> bool:
+        """Is `name` a parameter or local of `func` or of a function enclosing it (not a
+        global, an import or a builtin)?"""
+        return self._knows(self._fn(func), name)
+
     def single_assignment(self, name: str, func: ast.AST | None) -> ast.expr | None:
         """The value of `name = value` when that is the name's only binding in `func` (not a
         parameter, not bound in a loop or by unpacking): what the name holds everywhere."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ast
 
-from npu_lsp.astutil import range_count
+from npu_lsp.astutil import range_count, store_names
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.tensor_names import TENSOR_CLASS, TENSOR_MAKERS
@@ -695,20 +695,15 @@ def rebound_by_arithmetic(name: str, loop: ast.AST, at_least_once: bool = False)
         if type(n) is ast.AugAssign and type(n.target) is ast.Name and n.target.id == name:
             found = True
             continue
-        if type(n) is not ast.Assign or not any(name in _bound_names(t) for t in n.targets):
+        if type(n) is not ast.Assign:
+            continue
+        bound: set[str] = set()
+        for t in n.targets:
+            store_names(t, bound)
+        if name not in bound:
             continue
         found = True
         if len(n.targets) != 1 or type(n.targets[0]) is not ast.Name or not isinstance(n.value, ast.BinOp):
             return False
     return found or not at_least_once
 
-
-def _bound_names(t: ast.expr) -> set[str]:
-    """The names an assignment target binds (not `a` of `a[0] = ...`)."""
-    if type(t) is ast.Name:
-        return {t.id}
-    if type(t) is ast.Starred:
-        return _bound_names(t.value)
-    if isinstance(t, (ast.Tuple, ast.List)):
-        return {n for e in t.elts for n in _bound_names(e)}
-    return set()

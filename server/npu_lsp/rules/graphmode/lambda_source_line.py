@@ -800,7 +800,6 @@ def _passed_lambdas(cls: ast.ClassDef, attr: str, ctx: Context) -> list[ast.Lamb
     Function Fail. Node type must be Lambda, but got Call" (`Tuple` inside a list) at LAX
     and STRICT when `construct` calls it; alone on its own line inside the call, bound to a
     name first, a `def`, or never called, it compiles."""
-    from npu_lsp.rules.graphmode import constructed
 
     found = constructed.sources(cls, attr, ctx)
     lambdas = [src for src, _ in found or () if isinstance(src, ast.Lambda)]
@@ -817,7 +816,7 @@ def _default_used(cls: ast.ClassDef, init: ast.FunctionDef, param: str, ctx: Con
     default (written/heldout21b `pgroup_lars_exclude_filter_lambda`, "An error occurred while
     parsing the positional information of the lambda expression"). With no construction
     found, whether any plain-Python call builds it with arguments decides, as before."""
-    sites = constructed._sites(cls, ctx)
+    sites = instances(ctx).instantiations(cls.name)
     if not sites:
         return not _module_passes(cls.name, ctx)
     positional = [p.arg for p in [*init.args.posonlyargs, *init.args.args]][1:]
@@ -932,7 +931,7 @@ def _init_keys(key: ast.expr, cls: ast.ClassDef, init: ast.FunctionDef, ctx: Con
     defaults = dict(zip(names[len(names) - len(args.defaults) :], args.defaults, strict=True))
     defaults.update({p.arg: d for p, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None})
     out: list[object] = []
-    for site in constructed._sites(cls, ctx):
+    for site in instances(ctx).instantiations(cls.name):
         if any(isinstance(a, ast.Starred) for a in site.args) or any(k.arg is None for k in site.keywords):
             return []
         given = next((k.value for k in site.keywords if k.arg == key.id), None)

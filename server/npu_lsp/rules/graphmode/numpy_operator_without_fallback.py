@@ -8,7 +8,9 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode.flow import Analyzer, analyzer
+from npu_lsp.rules.graphmode.constructed import init_of
+from npu_lsp.rules.graphmode.dynamic_shape import binds_name
+from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.result_kinds import NUMPY_UFUNCS
 
@@ -39,9 +41,6 @@ _ARRAY_MAKERS = frozenset(
 _ARRAY_METHODS = frozenset({"copy", "astype", "reshape", "flatten", "ravel", "transpose"})
 
 _DEPTH = 6
-
-#: nodes that bind a name of their own (`def name`, `except ... as name`, `import ... as name`)
-_NAMED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler, ast.alias)
 
 
 @rule(code="MS256", name="numpy-operator-without-fallback", severity="error", family="graphmode")
@@ -250,7 +249,7 @@ def _reads_runtime_value(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
 def _array_name(e: ast.Name, ctx: Context, func: ast.AST | None, depth: int) -> bool:
     if func is not None:
         a = analyzer(ctx)
-        if _local(a, e.id, func):
+        if a.is_local(e.id, func):
             value = a.single_assignment(e.id, func) or _last_assignment(e, ctx, func)
             return value is not None and _numpy_array(value, ctx, func, depth + 1)
     # a global: bound once at module level, to an array
@@ -289,7 +288,7 @@ def _last_assignment(e: ast.Name, ctx: Context, func: ast.AST) -> ast.expr | Non
             if i < 0:
                 continue
             for st in reversed(stmts[:i]):
-                if not _rebinds(st, e.id) or _number_update(st, e.id):
+                if not binds_name(st, e.id) or _number_update(st, e.id):
                     continue
                 if type(st) is ast.Assign and len(st.targets) == 1:
                     target = st.targets[0]
@@ -299,7 +298,7 @@ def _last_assignment(e: ast.Name, ctx: Context, func: ast.AST) -> ast.expr | Non
             break
         if node is func:
             return None
-        if t in (ast.For, ast.AsyncFor, ast.While, ast.Try) and _rebinds(node, e.id):
+        if t in (ast.For, ast.AsyncFor, ast.While, ast.Try) and binds_name(node, e.id):
             return None  # a later turn, or a handler, may see another binding
         child, node = node, parent(node)
     return None
@@ -316,22 +315,6 @@ def _number_update(st: ast.stmt, name: str) -> bool:
     )
 
 
-def _rebinds(st: ast.AST, name: str) -> bool:
-    """Does `st` bind `name` (a store of the name itself, nested blocks included)?"""
-    for n in ast.walk(st):
-        t = type(n)
-        if t is ast.Name:
-            if n.id == name and type(n.ctx) is not ast.Load:  # type: ignore[attr-defined]
-                return True
-        elif t in _NAMED and name in (getattr(n, "name", None), getattr(n, "asname", None)):
-            return True
-    return False
-
-
-def _local(a: Analyzer, name: str, func: ast.AST) -> bool:
-    return a._knows(a._fn(func), name)  # noqa: SLF001  (no public "is a local" test)
-
-
 def _self_array(e: ast.Attribute, ctx: Context, func: ast.AST | None, depth: int) -> bool:
     """`self.<attr>` that every assignment in `__init__` binds to an array."""
     if func is None or type(e.value) is not ast.Name or e.value.id != "self":
@@ -343,5 +326,5 @@ def _self_array(e: ast.Attribute, ctx: Context, func: ast.AST | None, depth: int
     values = a._self_values(cls).get(e.attr)  # noqa: SLF001  (as other rules read it)
     if not values:
         return False
-    init = next((f for f in cls.body if type(f) is ast.FunctionDef and f.name == "__init__"), None)
+    init = init_of(cls)
     return all(v is not None and _numpy_array(v, ctx, init, depth + 1) for v in values)

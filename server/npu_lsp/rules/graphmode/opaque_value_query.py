@@ -299,7 +299,7 @@ _TYPE_CHECKED_ARGUMENTS: dict[str, tuple[tuple[str, int, str], ...]] = {
 }
 
 
-def ctx_segment(ctx: Context, e: ast.expr) -> str:
+def _short_segment(ctx: Context, e: ast.expr) -> str:
     """The source text of `e` (shortened for a message)."""
     text = ctx.segment(e)
     return text if len(text) <= 40 else text[:37] + "..."
@@ -3375,7 +3375,7 @@ class OpaqueValues:
             given = _argument(call, name, position)
             if given is not None and self.value(given, func, env):
                 fn = (self.ctx.qualname(call.func) or "").removeprefix("mindspore.")
-                return f"`{fn}` checks while compiling that its `{name}` is a Python {want}, and `{ctx_segment(self.ctx, given)}` is a JIT Fallback value, which it sees as a Tensor (MindSpore: For '{fn.rsplit('.', 1)[-1]}', the type of '{name}' should be '{want}', but got type 'Tensor'); compute it in a local from a constant, or pass it in"
+                return f"`{fn}` checks while compiling that its `{name}` is a Python {want}, and `{_short_segment(self.ctx, given)}` is a JIT Fallback value, which it sees as a Tensor (MindSpore: For '{fn.rsplit('.', 1)[-1]}', the type of '{name}' should be '{want}', but got type 'Tensor'); compute it in a local from a constant, or pass it in"
         if not args or not any(self.value(a, func, env) for a in args):
             return None
         cells, functions = _queries()

@@ -13,6 +13,7 @@ from npu_lsp.astutil import node_key
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.constructed import init_of
 from npu_lsp.rules.graphmode.flow import analyzer, python_number
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.values import instances
@@ -288,7 +289,7 @@ def _number_value(v: ast.expr | None, cls: ast.ClassDef, ctx: Context) -> bool:
         return type(v.value) in (int, float, bool)
     if type(v) is not ast.Name:
         return False
-    init = next((m for m in cls.body if type(m) is ast.FunctionDef and m.name == "__init__"), None)
+    init = init_of(cls)
     if init is None:
         return False
     params = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
