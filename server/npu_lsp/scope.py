@@ -1752,7 +1752,7 @@ class ScopeResolver:
             if qual in visited:
                 continue
             visited.add(qual)
-            found = self._class(qual)
+            found = self.class_info(qual)
             if found is None:
                 continue
             cls = found[1]
@@ -1806,7 +1806,7 @@ class ScopeResolver:
         return known
 
     def _bases(self, qual: str) -> list[str]:
-        cls = self._class(qual)
+        cls = self.class_info(qual)
         return cls[1].bases if cls is not None else []
 
     def local_roots(self) -> list[tuple[FuncDef, ast.ClassDef | None]]:
@@ -1869,9 +1869,9 @@ class ScopeResolver:
             for local in info.local_wraps.values():
                 names.update(local)
             for held in info.local_instances.values():
-                names.update(a for a, t in held.items() if self._class(t) and self.is_cell_class(t))
+                names.update(a for a, t in held.items() if self.class_info(t) and self.is_cell_class(t))
             names.update(
-                a for a, t in info.instances.items() if self._class(t) and self.is_cell_class(t)
+                a for a, t in info.instances.items() if self.class_info(t) and self.is_cell_class(t)
             )
             # `stopper(loss)`: a module-level plain object with `__call__` (`_plain_call_method`)
             names.update(a for a, t in info.instances.items() if self._plain_call_method(t) is not None)
@@ -1890,10 +1890,10 @@ class ScopeResolver:
             # `self.inner(x)` reaches the construct of the sub-cell held there
             # (and `self.stopper(v)` reaches `__call__` of the plain object held there)
             for a, t in cls.attr_types.items():
-                found = self._class(t)
+                found = self.class_info(t)
                 if found and (self.is_cell_class(t) or "__call__" in found[1].methods):
                     names.add(a)
-            pending.extend(found for base in cls.bases if (found := self._class(base)))
+            pending.extend(found for base in cls.bases if (found := self.class_info(base)))
         names.update(a for a, q in self.info.imports.items() if q.rpartition(".")[2] in names)
         return names if len(names) <= _MAX_TARGET_NAMES else None
 
@@ -1921,7 +1921,7 @@ class ScopeResolver:
                     seen.add(info.module)
                     yield info
 
-    def _class(self, qual: str) -> tuple[ModuleInfo, ClassInfo] | None:
+    def class_info(self, qual: str) -> tuple[ModuleInfo, ClassInfo] | None:
         # memoised like `_method`: base-chain walks ask for the same classes again and again
         memo = self.__dict__.setdefault("_class_memo", {})
         if qual in memo:
@@ -1974,7 +1974,7 @@ class ScopeResolver:
             visited.add(qual)
             if qual != cls_qual and memo.get((qual, name), 0) is None:
                 continue  # known: nothing from there on defines it
-            found = self._class(qual)
+            found = self.class_info(qual)
             if found is None:
                 continue
             info, cls = found
@@ -2088,7 +2088,7 @@ class ScopeResolver:
         elif wname.endswith("()"):
             cls_q = wname[:-2]
             method = "construct"
-            if not (self._class(cls_q) and self.is_cell_class(cls_q)):
+            if not (self.class_info(cls_q) and self.is_cell_class(cls_q)):
                 return
         elif "." in wname:
             inst, _, method = wname.partition(".")
@@ -2329,7 +2329,7 @@ class ScopeResolver:
             yield info, f"{info.module}.{name}", info.functions[name], None
             return
         cls_q = name[len(_BUILT) :] if name.startswith(_BUILT) else info.instances.get(name)
-        if cls_q and self._class(cls_q) and self.is_cell_class(cls_q):
+        if cls_q and self.class_info(cls_q) and self.is_cell_class(cls_q):
             m = self._method(cls_q, "construct")
             if m is not None:
                 m_info, m_cls, m_fn = m
@@ -2357,7 +2357,7 @@ class ScopeResolver:
                 return
             cls_q = info.local_instances.get(at, {}).get(name)
             if cls_q is not None:
-                if self._class(cls_q) and self.is_cell_class(cls_q):
+                if self.class_info(cls_q) and self.is_cell_class(cls_q):
                     m = self._method(cls_q, "construct")
                     if m is not None:
                         yield m[0], f"{m[0].module}.{m[1].name}.construct", m[2], cls_q
@@ -2394,7 +2394,7 @@ class ScopeResolver:
         """What calling `self.<attr>` compiles when `__init__` bound it to a grad builder or
         `ms.jit` of a method (`self.grad_fn = ms.value_and_grad(self.forward)`), or to an
         argument the module passes a Cell for (`self.net = net`, `Trainer(Net())`)."""
-        found = self._class(owner)
+        found = self.class_info(owner)
         if found is None:
             return
         info, cls = found
@@ -2406,7 +2406,7 @@ class ScopeResolver:
             else:
                 yield from self._compiled_through(info, wrapped, set())
         arg_q = self._argument_class(owner, attr)
-        if arg_q and self._class(arg_q) and self.is_cell_class(arg_q):
+        if arg_q and self.class_info(arg_q) and self.is_cell_class(arg_q):
             m = self._method(arg_q, "construct")
             if m is not None:
                 yield m[0], f"{m[0].module}.{m[1].name}.construct", m[2], arg_q
@@ -2414,7 +2414,7 @@ class ScopeResolver:
     def _plain_call_method(self, cls_q: str | None) -> tuple[ModuleInfo, str, FuncDef, str | None] | None:
         """The `__call__` of the workspace class `cls_q` when it is no Cell (a Cell's call
         compiles its `construct`, `_compiled_through`)."""
-        if not cls_q or self._class(cls_q) is None or self.is_cell_class(cls_q):
+        if not cls_q or self.class_info(cls_q) is None or self.is_cell_class(cls_q):
             return None
         m = self._method(cls_q, "__call__")
         if m is None:
@@ -2427,7 +2427,7 @@ class ScopeResolver:
         argument kept as `self.<attr>` (`self.scheduler = scheduler` with
         `Opt(params, CosineScheduler(0.1, 10))`): calling its methods compiles them as
         methods of that class (measured, written/heldout15b probes `ls17b_obj_*`)."""
-        found = self._class(owner) if owner else None
+        found = self.class_info(owner) if owner else None
         if found is None:
             return None
         info, cls = found
@@ -2490,7 +2490,7 @@ class ScopeResolver:
         return _wraps_its_argument(decorator, wrapper, hit[0])
 
     def _owner_class(self, owner: str | None) -> ClassInfo | None:
-        found = self._class(owner) if owner else None
+        found = self.class_info(owner) if owner else None
         return found[1] if found else None
 
     def _callees(
@@ -2580,7 +2580,7 @@ class ScopeResolver:
                     cls_q = info.instances[recv.id]
                 elif isinstance(recv, ast.Name) and info.call_args:
                     cls_q = _argument_instance(info, fn, owner, recv.id)
-                elif (recv_q := info.resolve(recv)) and self._class(recv_q):
+                elif (recv_q := info.resolve(recv)) and self.class_info(recv_q):
                     cls_q = recv_q  # `Net.safe(x)`: a method through its class name
                 elif (
                     isinstance(recv, ast.Attribute)

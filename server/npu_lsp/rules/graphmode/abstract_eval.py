@@ -428,7 +428,7 @@ class Values:
         list of Parameters kept on `self` maps together with a tuple, not with a list); a
         tuple or list display of constants stays what it is."""
         cls = self.a.owner_class(func)
-        if cls is None or not self.a._self_values(cls).get(attr):
+        if cls is None or not self.a.self_values(cls).get(attr):
             return av.UNKNOWN
         key = (id(cls), attr)
         hit = self._held.get(key)
@@ -730,7 +730,7 @@ class Values:
             return self._differentiates(f.func, func, depth + 1)
         if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
             cls = self.a.owner_class(func)
-            held = self.a._self_values(cls).get(f.attr, []) if cls is not None else []
+            held = self.a.self_values(cls).get(f.attr, []) if cls is not None else []
             return any(v is not None and self._differentiates(v, func, depth + 1) for v in held)
         if isinstance(f, ast.Name):
             bound = constructed.built(f, func, self.ctx)

@@ -294,7 +294,7 @@ def numpy_attr(cls: ast.ClassDef | None, attr: str, ctx: Context) -> bool:
     constant, `fix33a_jn_array_attr_no_store`)."""
     if cls is None:
         return False
-    values = analyzer(ctx)._self_values(cls).get(attr, [])
+    values = analyzer(ctx).self_values(cls).get(attr, [])
     return bool(values) and all(_numpy_call(v, ctx) for v in values)
 
 
@@ -334,7 +334,7 @@ def restored_tensor_attrs(ctx: Context) -> frozenset[str]:
             return seen
 
         for c in ctx.scopes.info.classes.values():
-            for attr, values in a._self_values(c.node).items():
+            for attr, values in a.self_values(c.node).items():
                 # one plain loop with the spelling tested inline: it sees every value every
                 # `__init__` stores, nearly all of them cells and primitives (`nn.Dense(...)`)
                 passed = False
@@ -514,7 +514,7 @@ def joined_attr(cls: ast.ClassDef | None, attr: str, ctx: Context) -> bool:
     a = analyzer(ctx)
     if attr in a.self_info(cls).parameters or _given_parameters(cls, attr, ctx):
         return False
-    values = a._self_values(cls).get(attr, [])
+    values = a.self_values(cls).get(attr, [])
     return all(_plain_init_value(v, ctx) for v in values) or given_tensors(cls, attr, ctx)
 
 

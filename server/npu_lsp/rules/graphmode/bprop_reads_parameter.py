@@ -95,7 +95,7 @@ def bprop_cell_compiled(cls: ast.ClassDef, construct: ast.FunctionDef, tree: ast
             continue
         held = [
             attr
-            for attr, values in a._self_values(outer).items()
+            for attr, values in a.self_values(outer).items()
             if any(isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == cls.name for v in values)
         ]
         if not held:

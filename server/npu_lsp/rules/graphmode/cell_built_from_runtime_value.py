@@ -295,7 +295,7 @@ def _list_of_cells(arg: ast.expr, ctx: Context) -> bool:
     elif isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self" and ctx.function is not None:
         a = analyzer(ctx)
         cls = a.owner_class(ctx.function)
-        values = a._self_values(cls).get(e.attr, []) if cls is not None else []
+        values = a.self_values(cls).get(e.attr, []) if cls is not None else []
         if len(values) != 1 or not isinstance(values[0], ast.List):
             return False
         return any(isinstance(el, ast.Call) and is_cell(el, ctx) for el in values[0].elts)

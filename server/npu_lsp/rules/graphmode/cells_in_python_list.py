@@ -1679,7 +1679,7 @@ def _resolved_names(names: frozenset[str], e: ast.Call, q: str, ctx: Context, tu
     `fix35i_cl_*`): `[Expert(d, i) for i in range(e)]` naming its Parameter
     `f"expert_{idx}_w"` compiles at LAX and STRICT; the same name for all, or `f"..{d}.."`
     of an argument every cell shares, clashes. None when an argument is anything else."""
-    found = ctx.scopes._class(q)
+    found = ctx.scopes.class_info(q)
     init = next((m for m in found[1].node.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None) if found else None
     if init is None or any(isinstance(x, ast.Starred) for x in e.args) or any(k.arg is None for k in e.keywords):
         return None
@@ -1741,7 +1741,7 @@ def _class_parameter_names(q: str, ctx: Context, depth: int, top: bool) -> froze
     base is not known, the class renames (`_RENAMING_WORDS`), or an attribute holds a
     container of cells or Parameters (unregistered, they keep names of their own). `top`:
     the Cell is used on its own (not held by another Cell)."""
-    found = ctx.scopes._class(q)
+    found = ctx.scopes.class_info(q)
     if found is None or found[0] is not ctx.scopes.info or depth > 4:
         return None
     cls = found[1].node

@@ -337,7 +337,7 @@ def _turn_values(loop: ast.For | ast.While, walker: UnrolledTurns, ctx: Context)
     """The value of the loop variable on each unrolled turn (`_VAR` when not a number);
     None when MindSpore does not unroll the loop or the count is unknown."""
     if isinstance(loop, ast.While):
-        n = walker._turns(loop)
+        n = walker.turns(loop)
         return [_VAR] * n if n is not None and n <= _MAX_TURNS else None
     it = loop.iter
     if isinstance(it, (ast.Tuple, ast.List)):

@@ -100,7 +100,7 @@ def construction_args(param: str, cls: ast.ClassDef, init: ast.FunctionDef, ctx:
 def sources(cls: ast.ClassDef, attr: str, ctx: Context, defaults: bool = False) -> list[Source] | None:
     """The expressions `self.<attr>` of `cls` was built from, each where it is evaluated
     (with `defaults`, also a constructor parameter's default that a place leaves out)."""
-    values = analyzer(ctx)._self_values(cls).get(attr)
+    values = analyzer(ctx).self_values(cls).get(attr)
     init = init_of(cls)
     if not values or init is None:
         return None
@@ -115,7 +115,7 @@ def sources(cls: ast.ClassDef, attr: str, ctx: Context, defaults: bool = False) 
                 out.extend(picked)
                 continue
         if isinstance(v, ast.Name) and v.id in params:
-            if len(_local_bindings(init, ctx).get(v.id, [])) != 1:
+            if len(cached_bindings(init, ctx).get(v.id, [])) != 1:
                 return None  # the parameter is rebound in `__init__`
             passed = argument(cls, params.index(v.id), v.id, ctx, defaults)
             if passed is None:
@@ -143,7 +143,7 @@ def _none_test_picks(
         and t.left.id in params
         and isinstance(t.comparators[0], ast.Constant)
         and t.comparators[0].value is None
-        and len(_local_bindings(init, ctx).get(t.left.id, [])) == 1
+        and len(cached_bindings(init, ctx).get(t.left.id, [])) == 1
     ):
         return None
     name = t.left.id
@@ -172,11 +172,11 @@ def built(e: ast.expr, where: ast.AST | None, ctx: Context, depth: int = 0) -> a
     while isinstance(e, ast.Name) and depth < _DEPTH:
         depth += 1
         value: ast.expr | None = None
-        binds = _local_bindings(where, ctx).get(e.id) if where is not None else None
+        binds = cached_bindings(where, ctx).get(e.id) if where is not None else None
         if binds and where is not None:
             value = _assigned_cached(binds, where, ctx)
         else:
-            binds = _local_bindings(ctx.tree, ctx).get(e.id)
+            binds = cached_bindings(ctx.tree, ctx).get(e.id)
             value = _assigned_cached(binds, ctx.tree, ctx) if binds else None
             where = None
         if value is None:
@@ -185,7 +185,7 @@ def built(e: ast.expr, where: ast.AST | None, ctx: Context, depth: int = 0) -> a
     return None if isinstance(e, ast.Name) else e
 
 
-def _local_bindings(where: ast.AST, ctx: Context) -> dict[str, list[ast.AST]]:
+def cached_bindings(where: ast.AST, ctx: Context) -> dict[str, list[ast.AST]]:
     key = ("constructed:bindings", id(where))
     hit: dict[str, list[ast.AST]] | None = ctx.cache.get(key)
     if hit is None:
@@ -300,7 +300,7 @@ def elements(
         if init is not None and cls is not None:
             params = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
             if e.id in params:
-                if len(_local_bindings(init, ctx).get(e.id, [])) != 1:
+                if len(cached_bindings(init, ctx).get(e.id, [])) != 1:
                     return None  # the parameter is rebound in `__init__`
                 passed = argument(cls, params.index(e.id), e.id, ctx, defaults)
                 if not passed:

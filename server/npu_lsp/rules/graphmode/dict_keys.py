@@ -100,7 +100,7 @@ def self_dict(receiver: ast.expr, ctx: Context) -> bool:
         return False
     a = analyzer(ctx)
     cls = a.owner_class(ctx.function)
-    values = a._self_values(cls).get(receiver.attr, []) if cls is not None else []
+    values = a.self_values(cls).get(receiver.attr, []) if cls is not None else []
     init = init_of(cls) if cls is not None else None
     return bool(values) and all(
         v is not None and _dict_made(v, ctx, cls, init, False) for v in values  # type: ignore[arg-type]

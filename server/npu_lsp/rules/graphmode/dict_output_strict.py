@@ -523,7 +523,7 @@ def _sub_cell_construct(call: ast.Call, fn: FuncDef, a: Analyzer, ctx: Context) 
     if not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self"):
         return None
     cls = a.owner_class(fn)
-    values = a._self_values(cls).get(f.attr, []) if cls is not None else []
+    values = a.self_values(cls).get(f.attr, []) if cls is not None else []
     if len(values) != 1 or not isinstance(values[0], ast.Call) or not isinstance(values[0].func, ast.Name):
         return None
     name = values[0].func.id

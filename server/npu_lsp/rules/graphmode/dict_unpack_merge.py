@@ -141,7 +141,7 @@ def _unpacked_self_dict(node: ast.Dict, ctx: Context) -> ast.expr | None:
             and isinstance(value.value, ast.Name)
             and value.value.id == "self"
         ):
-            bound = a._self_values(cls).get(value.attr, [])
+            bound = a.self_values(cls).get(value.attr, [])
             if bound and all(isinstance(b, ast.Dict) for b in bound):
                 return value
     return None

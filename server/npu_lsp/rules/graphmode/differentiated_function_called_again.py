@@ -376,7 +376,7 @@ def grad_operation(f: ast.expr, func: ast.AST, ctx: Context) -> ast.Call | None:
     elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
         a = analyzer(ctx)
         cls = a.owner_class(func)
-        held = a._self_values(cls).get(f.attr, []) if cls is not None else []
+        held = a.self_values(cls).get(f.attr, []) if cls is not None else []
         built = held[0] if len(held) == 1 else None
     elif isinstance(f, ast.Name):
         built = constructed.built(f, func, ctx)
@@ -552,7 +552,7 @@ def _held_argument(cls: ast.ClassDef, attr: str, site: ast.Call, ctx: Context) -
     argument given to the constructor parameter stored there was built by; None when
     `__init__` stores anything else or the argument cannot be followed."""
     init = constructed.init_of(cls)
-    stored = analyzer(ctx)._self_values(cls).get(attr) or []
+    stored = analyzer(ctx).self_values(cls).get(attr) or []
     if init is None or len(stored) != 1 or not isinstance(stored[0], ast.Name):
         return None
     params = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
@@ -579,7 +579,7 @@ def _built_object(e: ast.expr, where: ast.AST | None, ctx: Context, depth: int =
         params = [a.arg for a in (*where.args.posonlyargs, *where.args.args)][1:]
         if e.id in params:
             cls = analyzer(ctx).owner_class(where)
-            if cls is None or len(constructed._local_bindings(where, ctx).get(e.id, [])) != 1:
+            if cls is None or len(constructed.cached_bindings(where, ctx).get(e.id, [])) != 1:
                 return None
             passed = constructed.argument(cls, params.index(e.id), e.id, ctx)
             if not passed:

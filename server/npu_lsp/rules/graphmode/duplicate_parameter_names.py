@@ -439,7 +439,7 @@ class DuplicateParameterNames(GraphRule):
         does). A deepcopy used alone, and new cells of other classes, compile."""
         a = analyzer(ctx)
         for cls in ctx.scopes.info.classes.values():
-            values = a._self_values(cls.node)
+            values = a.self_values(cls.node)
             owners = {
                 attr
                 for attr, vs in values.items()
@@ -505,7 +505,7 @@ class DuplicateParameterNames(GraphRule):
             cls = a.owner_class(fn)
             if cls is None or not _without_prefix(cls, ctx) or called_only_at_top(cls, ctx):
                 return
-            values = a._self_values(cls)
+            values = a.self_values(cls)
             read = {
                 n.attr
                 for n in ast.walk(fn)
@@ -1035,7 +1035,7 @@ def _param_prefixes(call: ast.Call, ctx: Context, depth: int) -> set[str]:
         return set()
     if not ctx.scopes.is_cell_class(qual):
         return set()
-    found = ctx.scopes._class(qual)
+    found = ctx.scopes.class_info(qual)
     if found is None:
         return set()
     out: set[str] = set()
@@ -1121,7 +1121,7 @@ def _class_chain(cls: ast.ClassDef, ctx: Context) -> Iterator[ast.ClassDef]:
     yield cls
     for base in cls.bases:
         qual = ctx.qualname(base)
-        found = ctx.scopes._class(qual) if qual else None
+        found = ctx.scopes.class_info(qual) if qual else None
         if found is not None and found[1].node is not cls:
             yield found[1].node
 

@@ -229,7 +229,7 @@ def _concatenates(f: ast.expr, ctx: Context) -> bool:
         return False
     a = analyzer(ctx)
     cls = a.owner_class(ctx.function)
-    held = a._self_values(cls).get(f.attr, []) if cls is not None else []
+    held = a.self_values(cls).get(f.attr, []) if cls is not None else []
     return len(held) == 1 and type(held[0]) is ast.Call and ctx.qualname(held[0].func) == "mindspore.ops.Concat"
 
 

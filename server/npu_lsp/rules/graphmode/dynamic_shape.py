@@ -587,7 +587,7 @@ def _held_object_calls(cls: ast.ClassDef, ctx: Context) -> dict[str, list[tuple[
             continue
         held = {
             attr
-            for attr, values in a._self_values(holder).items()
+            for attr, values in a.self_values(holder).items()
             if len(values) == 1
             and isinstance(values[0], ast.Call)
             and isinstance(values[0].func, ast.Name)

@@ -223,7 +223,7 @@ def _cell_container(holder: ast.Attribute, ctx: Context, kinds: frozenset[str] =
     cls = a.owner_class(ctx.function)
     if cls is None:
         return False
-    values = a._self_values(cls).get(holder.attr, [])
+    values = a.self_values(cls).get(holder.attr, [])
     return bool(values) and all(
         isinstance(v, ast.Call) and ctx.qualname(v.func) in kinds for v in values
     )

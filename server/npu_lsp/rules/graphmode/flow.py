@@ -881,7 +881,7 @@ class Analyzer:
         if key in self._self_info:
             return self._self_info[key]
         info = SelfInfo()
-        for attr, values in self._self_values(cls).items():
+        for attr, values in self.self_values(cls).items():
             info.assigned.add(attr)
             for value in values:
                 if isinstance(value, (ast.List, ast.ListComp)):
@@ -898,7 +898,7 @@ class Analyzer:
         self._self_info[key] = info
         return info
 
-    def _self_values(self, cls: ast.ClassDef) -> dict[str, list[ast.expr | None]]:
+    def self_values(self, cls: ast.ClassDef) -> dict[str, list[ast.expr | None]]:
         """`self.<attr>` -> the values `__init__` assigns to it."""
         key = id(cls)
         hit = self._self_assigned.get(key)
@@ -962,7 +962,7 @@ class Analyzer:
             return {}
         out: dict[str, list[ast.expr | None]] = {}
         for base in bases:
-            for attr, values in self._self_values(base).items():
+            for attr, values in self.self_values(base).items():
                 out.setdefault(attr, values)
         return out
 
@@ -981,7 +981,7 @@ class Analyzer:
             hit = self._self_tensors[key] = any(
                 type(v) is ast.Call
                 and (_makes_tensor(self.ctx.qualname(v.func) or "") or helper_makes_tensor(self.ctx, v))
-                for v in self._self_values(cls).get(attr, ())
+                for v in self.self_values(cls).get(attr, ())
             )
         return hit
 
@@ -1039,7 +1039,7 @@ class Analyzer:
         """Does every `__init__` value of `cls` set `self.<attr>` to a number literal
         (`self.calls = 0`, `self.best = -1.0`, `python_number`)? A Parameter or tensor
         updated in place is not a number."""
-        values = self._self_values(cls).get(attr)
+        values = self.self_values(cls).get(attr)
         return values is not None and bool(values) and all(python_number(v) for v in values)
 
     def _is_local_cell(self, q: str) -> bool:
@@ -1513,7 +1513,7 @@ class Analyzer:
                 value = binds[0].value
         elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
             cls = self.owner_class(fn.func)
-            values = self._self_values(cls).get(f.attr, []) if cls is not None else []
+            values = self.self_values(cls).get(f.attr, []) if cls is not None else []
             value = values[0] if len(values) == 1 else None
         elif type(f) is ast.Call:
             value = f  # built and called at once: `ms.value_and_grad(f, has_aux=True)(x)`
@@ -2918,7 +2918,7 @@ class Analyzer:
         if not (type(e.value) is ast.Name and e.value.id == "self"):
             return False
         cls = self.owner_class(func)
-        values = self._self_values(cls).get(e.attr, ()) if cls is not None else ()
+        values = self.self_values(cls).get(e.attr, ()) if cls is not None else ()
         return bool(values) and all(
             isinstance(x, ast.Call) and (self.ctx.qualname(x.func) or "").startswith("mindspore.nn.") for x in values
         )
@@ -2954,7 +2954,7 @@ class Analyzer:
             return bound is not None and self._str_items(bound, fn, depth + 1)
         if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
             cls = self.owner_class(fn.func)
-            values = self._self_values(cls).get(e.attr, ()) if cls is not None else ()
+            values = self.self_values(cls).get(e.attr, ()) if cls is not None else ()
             return bool(values) and all(v is not None and self._str_items(v, fn, depth + 1) for v in values)
         return False
 
@@ -3263,7 +3263,7 @@ class Analyzer:
             return None
         if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
             cls = self.owner_class(fn.func)
-            values = self._self_values(cls).get(e.attr) if cls is not None else None
+            values = self.self_values(cls).get(e.attr) if cls is not None else None
             if not values or len(values) != 1 or not isinstance(values[0], ast.Call):
                 return None
             return [values[0]]
@@ -3298,7 +3298,7 @@ class Analyzer:
         seq: ast.expr | None = e
         if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
             cls = self.owner_class(fn.func)
-            values = self._self_values(cls).get(e.attr) if cls is not None else None
+            values = self.self_values(cls).get(e.attr) if cls is not None else None
             seq = values[0] if values and len(values) == 1 else None
         elif isinstance(e, ast.Name) and fn.func is not None and e.id not in self._indexed(fn).params:
             seq = self.single_assignment(e.id, fn.func)

@@ -284,7 +284,7 @@ def _self_callable_object(item: ast.expr, ctx: Context) -> bool:
     cls = a.owner_class(ctx.function)
     if cls is None or item.attr not in a.self_info(cls).cells | a.self_info(cls).tensors:
         return False
-    values = a._self_values(cls).get(item.attr, [])
+    values = a.self_values(cls).get(item.attr, [])
     return bool(values) and all(_builds_cell_or_primitive(v, ctx) for v in values)
 
 

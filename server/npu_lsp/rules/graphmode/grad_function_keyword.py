@@ -139,7 +139,7 @@ def _builder(f: ast.expr, func: ast.AST, ctx: Context, depth: int) -> tuple[str,
     elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
         a = analyzer(ctx)
         cls = a.owner_class(func)
-        held = a._self_values(cls).get(f.attr, []) if cls is not None else []
+        held = a.self_values(cls).get(f.attr, []) if cls is not None else []
         value = held[0] if len(held) == 1 else None
         where = constructed.init_of(cls) if cls is not None else None
     if not isinstance(value, ast.Call) or where is None:

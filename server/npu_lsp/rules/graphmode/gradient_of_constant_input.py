@@ -257,7 +257,7 @@ def _constant_tensor(e: ast.expr, func: ast.AST, ctx: Context, depth: int) -> bo
     if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
         a = analyzer(ctx)
         cls = a.owner_class(func)
-        held = a._self_values(cls).get(e.attr, []) if cls is not None else []
+        held = a.self_values(cls).get(e.attr, []) if cls is not None else []
         init = constructed.init_of(cls) if cls is not None else None
         return len(held) == 1 and held[0] is not None and init is not None and _tensor_call(held[0], init, ctx, depth + 1)
     if isinstance(e, ast.Call):
@@ -355,7 +355,7 @@ def _host_attribute(attr: str, where: ast.AST, ctx: Context) -> bool:
     a = analyzer(ctx)
     cls = a.owner_class(where)
     init = constructed.init_of(cls) if cls is not None else None
-    held = a._self_values(cls).get(attr, []) if cls is not None else []
+    held = a.self_values(cls).get(attr, []) if cls is not None else []
     if init is None or not held:
         return False
     args = init.args

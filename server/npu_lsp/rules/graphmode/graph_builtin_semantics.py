@@ -374,7 +374,7 @@ def _sequence_classes(ctx: Context) -> dict[str, str]:
 def _sequence_instance(e: ast.Attribute, fn: ast.AST, ctx: Context) -> ast.ClassDef | None:
     """The `list` / `tuple` subclass of the file whose instance `self.<attr>` holds."""
     inst = instances(ctx)
-    owner = inst._owner(fn)
+    owner = inst.owner_of(fn)
     value = inst.self_attr(owner, e.attr) if owner is not None else UNKNOWN
     cls = getattr(value, "cls", None)
     return cls if isinstance(cls, ast.ClassDef) and cls.name in _sequence_classes(ctx) else None
@@ -401,7 +401,7 @@ def _attr_dict_instance(e: ast.expr, fn: ast.AST, ctx: Context) -> ast.ClassDef 
     dicts = _attr_dicts(ctx)
     inst = instances(ctx)
     if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
-        owner = inst._owner(fn)
+        owner = inst.owner_of(fn)
         value = inst.self_attr(owner, e.attr) if owner is not None else UNKNOWN
     elif isinstance(e, ast.Name):
         value = inst.evaluate(e, None)

@@ -29,7 +29,7 @@ def held_callable(f: ast.expr, ctx: Context, func: ast.AST | None) -> str | None
     cls = a.owner_class(func)
     if cls is None:
         return None
-    values = a._self_values(cls).get(f.attr, [])
+    values = a.self_values(cls).get(f.attr, [])
     if len(values) != 1:
         return None
     value = values[0]
@@ -66,7 +66,7 @@ def held_element_callable(f: ast.expr, ctx: Context, func: ast.AST | None) -> st
         return None
     a = analyzer(ctx)
     cls = a.owner_class(func)
-    values = a._self_values(cls).get(holder.attr, []) if cls is not None else []
+    values = a.self_values(cls).get(holder.attr, []) if cls is not None else []
     if len(values) != 1 or cls is None:
         return None
     value = values[0]

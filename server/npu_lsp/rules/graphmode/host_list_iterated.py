@@ -976,7 +976,7 @@ def _cell_output(attr: str, call: ast.Call, ctx: Context, depth: int) -> Shape |
         return None
     a = analyzer(ctx)
     cls = a.owner_class(ctx.function)
-    held = a._self_values(cls).get(attr, []) if cls is not None else []
+    held = a.self_values(cls).get(attr, []) if cls is not None else []
     if len(held) != 1 or not isinstance(held[0], ast.Call):
         return None
     s = _shape(call.args[0], ctx, depth + 1)
@@ -1060,7 +1060,7 @@ def _const_int(e: ast.expr, ctx: Context) -> int | None:
     a = analyzer(ctx)
     if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
         cls = a.owner_class(ctx.function)
-        held = a._self_values(cls).get(e.attr, []) if cls is not None else []
+        held = a.self_values(cls).get(e.attr, []) if cls is not None else []
         if len(held) != 1 or held[0] is None:
             return None
         v = _int(held[0])

@@ -306,7 +306,7 @@ def folded_int(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
         cls = an.owner_class(ctx.function)
         if cls is None:
             return False
-        values = an._self_values(cls).get(e.attr, ())
+        values = an.self_values(cls).get(e.attr, ())
         if values and all(v is not None and literal_int(v) for v in values):
             return True
         return bool(values) and _constant_attr(e, values, ctx)

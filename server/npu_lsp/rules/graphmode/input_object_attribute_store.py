@@ -260,7 +260,7 @@ def _number_attribute(name: str, attr: str, func: ast.AST, ctx: Context) -> bool
     cls = next((c for c in ctx.tree.body if type(c) is ast.ClassDef and c.name == value.func.id), None)
     if cls is None:
         return False
-    bound = analyzer(ctx)._self_values(cls).get(attr, [])
+    bound = analyzer(ctx).self_values(cls).get(attr, [])
     return bool(bound) and all(
         type(v) is ast.Constant and type(v.value) in (int, float)
         or (type(v) is ast.UnaryOp and type(v.operand) is ast.Constant and type(v.operand.value) in (int, float))

@@ -339,7 +339,7 @@ class Int32ItemAsIndex(GraphRule):
         if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
             a = analyzer(ctx)
             cls = a.owner_class(ctx.function)
-            held = a._self_values(cls).get(e.attr, []) if cls is not None else []
+            held = a.self_values(cls).get(e.attr, []) if cls is not None else []
             # `self.k = (3, 5)`; a list also from `.tolist()` of an array (ldm's
             # `self.ddim_alphas = np.cumprod(...).tolist()`: written/heldout36b case
             # `r2_ldm_item_index_python_list`, probes `fix36e_ix_tolist_*`)
@@ -396,7 +396,7 @@ def _number_sequence(e: ast.expr, ctx: Context) -> bool:
     if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
         a = analyzer(ctx)
         cls = a.owner_class(ctx.function)
-        held = a._self_values(cls).get(e.attr, []) if cls is not None else []
+        held = a.self_values(cls).get(e.attr, []) if cls is not None else []
         return bool(held) and all(_number_display(v) for v in held)
     return False
 
@@ -412,7 +412,7 @@ def _parameter_dtype(e: ast.expr, ctx: Context) -> str | None:
         return None
     a = analyzer(ctx)
     cls = a.owner_class(ctx.function)
-    stored = a._self_values(cls).get(e.attr, []) if cls is not None else []
+    stored = a.self_values(cls).get(e.attr, []) if cls is not None else []
     if len(stored) != 1 or type(stored[0]) is not ast.Call or not stored[0].args:
         return None
     made = stored[0]

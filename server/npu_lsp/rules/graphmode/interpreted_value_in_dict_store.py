@@ -309,7 +309,7 @@ def _dict_container(box: ast.expr, ctx: Context) -> bool:
     if not (isinstance(box, ast.Attribute) and isinstance(box.value, ast.Name) and box.value.id == "self"):
         return False
     cls = a.owner_class(ctx.function)
-    values = a._self_values(cls).get(box.attr, []) if cls is not None else []
+    values = a.self_values(cls).get(box.attr, []) if cls is not None else []
     return bool(values) and all(isinstance(v, ast.Dict) for v in values)
 
 

@@ -37,7 +37,7 @@ def _list_kind(e: ast.expr, ctx: Context) -> str | None:
         cls = a.owner_class(ctx.function)
         if e.attr in a.self_info(cls).lists:
             return "list"
-        values = a._self_values(cls).get(e.attr, ()) if cls is not None else ()
+        values = a.self_values(cls).get(e.attr, ()) if cls is not None else ()
         # `self.counts = [0] * k`: a list repeated
         return "list" if values and all(v is not None and _repeated_list(v) for v in values) else None
     return a.type_class(e)

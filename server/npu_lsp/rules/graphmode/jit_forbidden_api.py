@@ -616,7 +616,7 @@ def _container_item(recv: ast.expr, fn: ast.AST, ctx: Context) -> str | None:
                 break
     if held is None or not _container_sub_cell(held, ctx):
         return None
-    values = analyzer(ctx)._self_values(analyzer(ctx).owner_class(fn)).get(held.attr, [])  # type: ignore[attr-defined, arg-type]
+    values = analyzer(ctx).self_values(analyzer(ctx).owner_class(fn)).get(held.attr, [])  # type: ignore[attr-defined, arg-type]
     return ctx.qualname(values[0].func) if len(values) == 1 and type(values[0]) is ast.Call else None
 
 
@@ -726,7 +726,7 @@ def _container_sub_cell(recv: ast.expr, ctx: Context) -> bool:
     cls = a.owner_class(ctx.function)
     if cls is None:
         return False
-    values = a._self_values(cls).get(recv.attr, [])
+    values = a.self_values(cls).get(recv.attr, [])
     if len(values) != 1 or type(values[0]) is not ast.Call:
         return False
     made = values[0].func
@@ -908,7 +908,7 @@ def _local_cell_parameter(recv: ast.expr, ctx: Context, info: SelfInfo) -> bool:
         return False
     a = analyzer(ctx)
     owner = a.owner_class(ctx.function)
-    values = a._self_values(owner).get(recv.value.attr, []) if owner is not None else []
+    values = a.self_values(owner).get(recv.value.attr, []) if owner is not None else []
     classes = {
         stmt.name: stmt for stmt in ctx.tree.body if isinstance(stmt, ast.ClassDef)
     }

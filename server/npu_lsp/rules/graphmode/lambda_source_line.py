@@ -239,7 +239,7 @@ class LambdaSourceLine(GraphRule):
                 t = type(n)
                 grown: ast.Lambda | None = None
                 if t is ast.Attribute and n.attr in attrs and type(n.value) is ast.Name and n.value.id == "self" and cls is not None:  # type: ignore[attr-defined]
-                    values = a._self_values(cls).get(n.attr, [])  # type: ignore[attr-defined]
+                    values = a.self_values(cls).get(n.attr, [])  # type: ignore[attr-defined]
                     table = _init_local_list(values[0], cls, ctx) if len(values) == 1 else None
                     grown = grown_attrs.get((id(cls), n.attr))  # type: ignore[attr-defined]
                 elif t is ast.Name and n.id in names and not a.rebinds(n.id, fn):  # type: ignore[attr-defined]
@@ -302,7 +302,7 @@ def _table_names(ctx: Context) -> tuple[frozenset[str], frozenset[str]]:
         attr
         for st in ctx.tree.body
         if type(st) is ast.ClassDef
-        for attr, values in a._self_values(st).items()
+        for attr, values in a.self_values(st).items()
         if any(type(v) in (ast.List, ast.Tuple, ast.Dict) and _holds_lambda(v) for v in values)  # type: ignore[arg-type]
     }
     return frozenset(names), frozenset(attrs)
@@ -645,7 +645,7 @@ def _self_table(attr: str, ctx: Context) -> ast.expr | None:
     """The one value the class binds `self.<attr>` to."""
     a = analyzer(ctx)
     cls = a.owner_class(ctx.function)
-    values = a._self_values(cls).get(attr, []) if cls is not None else []
+    values = a.self_values(cls).get(attr, []) if cls is not None else []
     return values[0] if len(values) == 1 else None
 
 
@@ -656,7 +656,7 @@ def _held_by_self(attr: str, ctx: Context) -> list[ast.Lambda]:
     cls = a.owner_class(ctx.function)
     if cls is None:
         return []
-    values = a._self_values(cls).get(attr, [])
+    values = a.self_values(cls).get(attr, [])
     if not values:
         return _set_by_setattr(cls, attr)
     if len(values) != 1 or values[0] is None:

@@ -242,7 +242,7 @@ class ListGrownInTensorLoop(GraphRule):
         names = set(_NEEDS_ELEMENTS) | _FOLDS | {""}
         a = analyzer(ctx)
         for cls in classes:
-            for attr, values in a._self_values(cls).items():
+            for attr, values in a.self_values(cls).items():
                 if len(values) == 1 and type(values[0]) is ast.Call and _needs_elements_name(values[0].func, ctx):
                     names.add(attr)
         return frozenset(names)
@@ -465,7 +465,7 @@ def needs_elements(func: ast.expr, ctx: Context) -> bool:
         if hit is None:
             a = analyzer(ctx)
             cls = a.owner_class(ctx.function)
-            values = a._self_values(cls).get(func.attr, []) if cls is not None else []
+            values = a.self_values(cls).get(func.attr, []) if cls is not None else []
             hit = held[func.attr] = (
                 len(values) == 1 and isinstance(values[0], ast.Call) and _needs_elements_name(values[0].func, ctx)
             )
@@ -1061,7 +1061,7 @@ def _stacks(func: ast.expr, ctx: Context) -> bool:
     elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
         a = analyzer(ctx)
         cls = a.owner_class(ctx.function)
-        values = a._self_values(cls).get(func.attr, []) if cls is not None else []
+        values = a.self_values(cls).get(func.attr, []) if cls is not None else []
         if len(values) != 1 or not isinstance(values[0], ast.Call):
             return False
         func = values[0].func

@@ -176,7 +176,7 @@ def _mapper_of(f: ast.expr, ctx: Context) -> str | None:
         cls = a.owner_class(ctx.function)
         if cls is None:
             return None
-        values = a._self_values(cls).get(f.attr, [])
+        values = a.self_values(cls).get(f.attr, [])
         if len(values) == 1 and isinstance(values[0], ast.Call) and not values[0].args:
             return _mapper_class(ctx.qualname(values[0].func))
         if not values and f.attr in optimizer_mappers() and optimizer_class(cls, ctx):

@@ -51,6 +51,6 @@ def mapper_of(f: ast.expr, func: ast.AST | None, ctx: Context) -> tuple[str, boo
         cls = a.owner_class(func)
         if cls is None:
             return None
-        values = a._self_values(cls).get(f.attr, [])
+        values = a.self_values(cls).get(f.attr, [])
         return _built(values[0], ctx) if len(values) == 1 else None
     return None

@@ -111,7 +111,7 @@ def _received_instance(e: ast.expr, ctx: Context) -> str | None:
     a = analyzer(ctx)
     if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
         cls = a.owner_class(func)
-        values = a._self_values(cls).get(e.attr, []) if cls is not None else []
+        values = a.self_values(cls).get(e.attr, []) if cls is not None else []
         return _instance_of(values[0], classes, ctx) if len(values) == 1 and isinstance(values[0], ast.Call) else None
     if not isinstance(e, ast.Name) or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None

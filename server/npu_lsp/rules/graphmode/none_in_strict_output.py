@@ -648,7 +648,7 @@ def _sub_cell_class(owner: ast.ClassDef, attr: str, ctx: Context) -> ast.ClassDe
     init = next((m for m in owner.body if type(m) is ast.FunctionDef and m.name == "__init__"), None)
     if init is None:
         return None
-    stored = analyzer(ctx)._self_values(owner).get(attr, [])
+    stored = analyzer(ctx).self_values(owner).get(attr, [])
     if len(stored) != 1:
         return None
     value = stored[0]

@@ -323,7 +323,7 @@ def _self_array(e: ast.Attribute, ctx: Context, func: ast.AST | None, depth: int
     cls = a.owner_class(func)
     if cls is None:
         return False
-    values = a._self_values(cls).get(e.attr)  # noqa: SLF001  (as other rules read it)
+    values = a.self_values(cls).get(e.attr)  # noqa: SLF001  (as other rules read it)
     if not values:
         return False
     init = init_of(cls)

@@ -2382,7 +2382,7 @@ class OpaqueValues:
         cls = a.owner_class(func)
         if cls is None:
             return None
-        values = a._self_values(cls).get(attr, [])
+        values = a.self_values(cls).get(attr, [])
         if len(values) != 1:
             return None
         if isinstance(values[0], ast.Name):

@@ -60,7 +60,7 @@ def called_optimizer(func: ast.expr, fn: ast.AST | None, ctx: Context, classes: 
     cls = a.owner_class(fn)
     if cls is None:
         return None
-    if a._self_values(cls).get(func.attr):
+    if a.self_values(cls).get(func.attr):
         # `self.opt = nn.SGD(...)`, or `self.optimizer = optimizer` given where the Cell is
         # built (`TrainStep(net, loss_fn, opt)` with `opt = nn.Momentum(...)` in `run()`)
         return _one_optimizer(constructed.sources(cls, func.attr, ctx), ctx, classes)

@@ -166,7 +166,7 @@ def _optimizer_mapper(f: ast.expr, func: FuncDef, ctx: Context) -> tuple[str, bo
     mapper = optimizer_mappers().get(f.attr)
     a = analyzer(ctx)
     cls = a.owner_class(func)
-    if mapper is None or cls is None or a._self_values(cls).get(f.attr):
+    if mapper is None or cls is None or a.self_values(cls).get(f.attr):
         return None
     return (mapper, False) if optimizer_class(cls, ctx) else None
 

@@ -219,7 +219,7 @@ def _own_parameter(e: ast.expr, ctx: Context, fn: ast.AST) -> bool:
         return False
     a = analyzer(ctx)
     cls = a.owner_class(fn)
-    values = a._self_values(cls).get(e.attr, []) if cls is not None else []
+    values = a.self_values(cls).get(e.attr, []) if cls is not None else []
     return bool(values) and all(
         isinstance(v, ast.Call) and (ctx.qualname(v.func) or "").rsplit(".", 1)[-1] == "Parameter" for v in values
     )
@@ -237,7 +237,7 @@ def is_container(e: ast.expr, ctx: Context, fn: ast.AST, depth: int = 0, inherit
         cls = a.owner_class(fn)
         if cls is None:
             return False
-        values = a._self_values(cls).get(e.attr, [])
+        values = a.self_values(cls).get(e.attr, [])
         if not values:
             # kept by a MindSpore base: `self.weights` of a `TrainOneStepCell` subclass is its
             # optimizer's parameters (measured, written/heldout39c case
@@ -285,7 +285,7 @@ def _group_dicts(g: ast.expr, ctx: Context, fn: ast.AST) -> list[ast.Dict] | Non
         return None
     a = analyzer(ctx)
     cls = a.owner_class(fn)
-    held = a._self_values(cls).get(holder.attr, []) if cls is not None else []
+    held = a.self_values(cls).get(holder.attr, []) if cls is not None else []
     out: list[ast.Dict] = []
     for v in held:
         if not isinstance(v, (ast.List, ast.Tuple)) or not v.elts:
@@ -367,7 +367,7 @@ def is_parameter_dict(e: ast.expr, ctx: Context, fn: ast.AST) -> bool:
         return False
     a = analyzer(ctx)
     cls = a.owner_class(fn)
-    values = a._self_values(cls).get(e.attr, []) if cls is not None else []
+    values = a.self_values(cls).get(e.attr, []) if cls is not None else []
     return bool(values) and all(v is not None and _dict_of_parameters(v, ctx, fn) for v in values)
 
 

@@ -709,7 +709,7 @@ def _self_deque(e: ast.expr | None, ctx: Context) -> bool:
         return False
     a = analyzer(ctx)
     cls = a.owner_class(ctx.function)
-    values = a._self_values(cls).get(e.attr, []) if cls is not None else []
+    values = a.self_values(cls).get(e.attr, []) if cls is not None else []
     return len(values) == 1 and isinstance(values[0], ast.Call) and ctx.qualname(values[0].func) == "collections.deque"
 
 

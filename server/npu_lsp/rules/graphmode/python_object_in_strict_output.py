@@ -138,7 +138,7 @@ def _is_parameter(name: str, func: ast.AST) -> bool:
 def _class_info(q: str, ctx: Context) -> object | None:
     if not q:
         return None
-    found = ctx.scopes._class(q)
+    found = ctx.scopes.class_info(q)
     return found[1] if found is not None else None
 
 

@@ -144,7 +144,7 @@ def _cell_container(e: ast.expr, ctx: Context) -> bool:
         return False
     a = analyzer(ctx)
     cls = a.owner_class(ctx.function)
-    values = a._self_values(cls).get(e.attr, []) if cls is not None else []
+    values = a.self_values(cls).get(e.attr, []) if cls is not None else []
     return bool(values) and all(
         type(v) is ast.Call and ctx.qualname(v.func) in _CELL_CONTAINERS for v in values
     )
@@ -157,7 +157,7 @@ def _items(e: ast.expr, ctx: Context) -> list[ast.expr]:
     if type(e) is ast.Attribute and type(e.value) is ast.Name and e.value.id == "self":
         a = analyzer(ctx)
         cls = a.owner_class(ctx.function)
-        values = a._self_values(cls).get(e.attr, []) if cls is not None else []
+        values = a.self_values(cls).get(e.attr, []) if cls is not None else []
         if len(values) == 1 and type(values[0]) in (ast.List, ast.Tuple):
             return list(values[0].elts)  # type: ignore[union-attr]
         return []

@@ -1657,7 +1657,7 @@ class Ranks:
         `fix29a_mm_two_classes_same_attr`, `fix29a_mm_subclass_rebinds_ok`)."""
         a = analyzer(self.ctx)
         cls = a.owner_class(func)
-        held = a._self_values(cls).get(attr, []) if cls is not None else []
+        held = a.self_values(cls).get(attr, []) if cls is not None else []
         if len(held) != 1 or not isinstance(held[0], ast.Call):
             return None
         st = self.ctx.parent(held[0])
@@ -1685,7 +1685,7 @@ class Ranks:
         x + s` is unrolled with them (fresh v6 seed 12000242)."""
         a = analyzer(self.ctx)
         cls = a.owner_class(func)
-        held = a._self_values(cls).get(attr, []) if cls is not None else []
+        held = a.self_values(cls).get(attr, []) if cls is not None else []
         if len(held) != 1 or type(held[0]) is not ast.Tuple or not held[0].elts:
             return None
         if not all(type(n) is ast.Constant and type(n.value) in (int, float) for n in held[0].elts):
@@ -1764,7 +1764,7 @@ class Ranks:
         if param is None or not isinstance(init, ast.FunctionDef) or init.args.vararg is not None:
             return False
         assert cls is not None
-        held = analyzer(self.ctx)._self_values(cls).get(e.attr, [])
+        held = analyzer(self.ctx).self_values(cls).get(e.attr, [])
         if len(held) != 1 or not (isinstance(held[0], ast.Name) and held[0].id == param):
             return False  # (stored elsewhere too)
         names = [a.arg for a in init.args.args][1:]
@@ -1845,7 +1845,7 @@ class Ranks:
             return False
         a = analyzer(self.ctx)
         cls = a.owner_class(func)
-        held = a._self_values(cls).get(e.value.attr, []) if cls is not None else []  # type: ignore[attr-defined]
+        held = a.self_values(cls).get(e.value.attr, []) if cls is not None else []  # type: ignore[attr-defined]
         if len(held) != 1:
             return False
         first = held[0]
@@ -1911,7 +1911,7 @@ class Ranks:
         elif isinstance(owner, ast.Attribute) and _self_attr(owner):
             a = analyzer(self.ctx)
             cls = a.owner_class(func)
-            held = a._self_values(cls).get(owner.attr, []) if cls is not None else []
+            held = a.self_values(cls).get(owner.attr, []) if cls is not None else []
             built = held[0] if len(held) == 1 else None
         if not isinstance(built, ast.Call) or not isinstance(built.func, ast.Name):
             return False
@@ -1976,7 +1976,7 @@ class Ranks:
         a = analyzer(self.ctx)
         cls = a.owner_class(func)
         attrs = [
-            k for k in (a._self_values(cls) if cls is not None else {})
+            k for k in (a.self_values(cls) if cls is not None else {})
             if k.startswith(head) and k.endswith(tail) and len(k) > len(head) + len(tail)
         ]
         got = [self._layer_call(k, e, env, func, depth) for k in attrs]
@@ -2006,7 +2006,7 @@ class Ranks:
         given to `nn.CellDict`: `self.heads['a'](x)`, fresh v5 seed 11700107)."""
         a = analyzer(self.ctx)
         cls = a.owner_class(func)
-        held = a._self_values(cls).get(attr, []) if cls is not None else []
+        held = a.self_values(cls).get(attr, []) if cls is not None else []
         if len(held) == 1 and at is not None and held[0] is not None:
             held = [*_list_item(held[0], at, self.ctx)]
         if len(held) != 1 or held[0] is None:
@@ -2118,7 +2118,7 @@ class Ranks:
         when they all give the same (`nn.CellList([nn.ReLU(), nn.Tanh()])`: `x`'s shape)."""
         a = analyzer(self.ctx)
         cls = a.owner_class(func)
-        held = a._self_values(cls).get(attr, []) if cls is not None else []
+        held = a.self_values(cls).get(attr, []) if cls is not None else []
         if len(held) != 1 or held[0] is None:
             return None
         display = held[0]
@@ -2306,7 +2306,7 @@ class Ranks:
         hit = self.ctx.cache.get(key)
         if isinstance(hit, bool):
             return hit
-        held = a._self_values(cls).get(attr, [])
+        held = a.self_values(cls).get(attr, [])
         ok = len(held) == 1 and type(held[0]) is ast.Dict and not held[0].keys
         stores = 0
         for method in cls.body if ok else ():

@@ -114,6 +114,6 @@ def _constant_tensor(e: ast.expr, ctx: Context) -> bool:
         return _tensor_call(a.single_assignment(e.id, ctx.function), ctx)
     if type(e) is ast.Attribute and type(e.value) is ast.Name and e.value.id == "self" and ctx.function is not None:
         cls = a.owner_class(ctx.function)
-        values = a._self_values(cls).get(e.attr, []) if cls is not None else []
+        values = a.self_values(cls).get(e.attr, []) if cls is not None else []
         return bool(values) and all(_tensor_call(v, ctx) for v in values)
     return False

@@ -108,6 +108,6 @@ def _constant_repeats(e: ast.expr, ctx: Context) -> bool:
     if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self" and ctx.function is not None:
         a = analyzer(ctx)
         cls = a.owner_class(ctx.function)
-        values = a._self_values(cls).get(e.attr, []) if cls is not None else []
+        values = a.self_values(cls).get(e.attr, []) if cls is not None else []
         return bool(values) and all(v is not None and constant_tensor(v, ctx) is not None for v in values)
     return False

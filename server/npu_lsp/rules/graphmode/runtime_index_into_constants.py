@@ -256,7 +256,7 @@ def built_strings(e: ast.expr, ctx: Context) -> str | None:
         cls = a.owner_class(ctx.function)
         if cls is None or len(instances(ctx).attr_stores(e.attr) or ()) != 1:
             return None
-        values = a._self_values(cls).get(e.attr, [])
+        values = a.self_values(cls).get(e.attr, [])
         value = values[0] if len(values) == 1 else None
     elif isinstance(e, ast.Name) and not bound_locally(e.id, ctx):
         value = module_literal(e.id, ctx)
@@ -358,7 +358,7 @@ def constant_table_display(e: ast.expr, ctx: Context) -> ast.Tuple | ast.List | 
     elif isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
         a = analyzer(ctx)
         cls = a.owner_class(ctx.function)
-        values = a._self_values(cls).get(e.attr, []) if cls is not None else []
+        values = a.self_values(cls).get(e.attr, []) if cls is not None else []
         value = values[0] if len(values) == 1 else None
         converted = builtin_sequence_call(value, ctx)
         if converted is not None:
@@ -465,7 +465,7 @@ def _python_container(e: ast.expr, ctx: Context) -> str | None:
     made: ast.expr | None = None
     if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
         cls = a.owner_class(ctx.function)
-        values = a._self_values(cls).get(e.attr, []) if cls is not None else []
+        values = a.self_values(cls).get(e.attr, []) if cls is not None else []
         made = values[0] if len(values) == 1 else None
     elif isinstance(e, ast.Name) and not bound_locally(e.id, ctx):
         made = module_literal(e.id, ctx)
@@ -635,7 +635,7 @@ def _init_built_numbers(e: ast.expr, ctx: Context) -> bool:
     cls = a.owner_class(ctx.function)
     if cls is None or len(instances(ctx).attr_stores(e.attr) or ()) != 1:
         return False
-    values = a._self_values(cls).get(e.attr, [])
+    values = a.self_values(cls).get(e.attr, [])
     init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
     if len(values) != 1 or values[0] is None or init is None:
         return False

@@ -169,7 +169,7 @@ def _number_sequence(box: ast.expr, ctx: Context) -> bool:
     elif isinstance(box, ast.Attribute) and isinstance(box.value, ast.Name) and box.value.id == "self":
         a = analyzer(ctx)
         cls = a.owner_class(ctx.function)
-        values = a._self_values(cls).get(box.attr, []) if cls is not None else []
+        values = a.self_values(cls).get(box.attr, []) if cls is not None else []
     else:
         return False
     return bool(values) and all(_numbers_display(v) for v in values)
@@ -198,7 +198,7 @@ def _never_filled(box: ast.expr, ctx: Context) -> bool:
         return not box.keys
     if isinstance(box, ast.Attribute) and isinstance(box.value, ast.Name) and box.value.id == "self":
         cls = a.owner_class(ctx.function)
-        values = a._self_values(cls).get(box.attr, []) if cls is not None else []
+        values = a.self_values(cls).get(box.attr, []) if cls is not None else []
         attr: str | None = box.attr
     elif isinstance(box, ast.Name) and ctx.function is not None:
         local = a.single_assignment(box.id, ctx.function)

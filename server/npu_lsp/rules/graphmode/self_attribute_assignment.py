@@ -416,7 +416,7 @@ def _may_hold_parameter(
         [x.arg for x in (*init.args.posonlyargs, *init.args.args)][1:] if init is not None else []
     )
     kwonly = {x.arg for x in init.args.kwonlyargs} if init is not None else set()
-    for value in a._self_values(cls).get(attr, []):
+    for value in a.self_values(cls).get(attr, []):
         if value is None:
             continue
         for v in (value.body, value.orelse) if isinstance(value, ast.IfExp) else (value,):
@@ -447,7 +447,7 @@ def _held_attribute_may_be_parameter(
         and isinstance(base.value, ast.Name)
         and base.value.id == "self"
     ):
-        built = [x for x in a._self_values(cls).get(base.attr, []) if isinstance(x, ast.Call)]
+        built = [x for x in a.self_values(cls).get(base.attr, []) if isinstance(x, ast.Call)]
         for call in built:
             q = ctx.qualname(call.func) or ""
             local = next(
@@ -622,7 +622,7 @@ def _still_init_none(attr: str, at: ast.If, ctx: Context) -> bool:
     cls = analyzer(ctx).owner_class(func)
     if cls is None or func is None:
         return False
-    init = analyzer(ctx)._self_values(cls).get(attr) or []
+    init = analyzer(ctx).self_values(cls).get(attr) or []
     if not init or not all(isinstance(v, ast.Constant) and v.value is None for v in init):
         return False
     stores = instances(ctx).attr_stores(attr)

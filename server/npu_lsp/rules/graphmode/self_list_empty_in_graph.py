@@ -757,7 +757,7 @@ def _cells_class(e: ast.expr, ctx: Context) -> ast.ClassDef | None:
         return None
     a = analyzer(ctx)
     own = a.owner_class(fn)
-    values = a._self_values(own).get(attr, []) if own is not None else []
+    values = a.self_values(own).get(attr, []) if own is not None else []
     cells = values[0] if len(values) == 1 else None
     if not isinstance(cells, ast.Call) or not cells.args:
         return None
@@ -790,7 +790,7 @@ def _missing_loop_key(node: ast.Subscript, name: ast.Name, ctx: Context) -> str 
     cls = _holder_class(v, ctx)
     if cls is None:
         return None
-    bound = analyzer(ctx)._self_values(cls).get(holder.attr) or []
+    bound = analyzer(ctx).self_values(cls).get(holder.attr) or []
     if len(bound) != 1 or type(bound[0]) is not ast.Dict:
         return None
     it: ast.expr | None = None
@@ -1149,7 +1149,7 @@ def _holder_class(e: ast.expr, ctx: Context) -> ast.ClassDef | None:
     sub = self_attr(e)
     if sub is None:
         return None
-    values = a._self_values(own).get(sub, [])
+    values = a.self_values(own).get(sub, [])
     if len(values) != 1 or not isinstance(values[0], ast.Call) or not isinstance(values[0].func, ast.Name):
         return None
     name = values[0].func.id

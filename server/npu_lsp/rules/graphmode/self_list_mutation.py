@@ -91,7 +91,7 @@ class SelfListMutation(GraphRule):
 
 def _holds_deque(cls: ast.ClassDef, attr: str, ctx: Context) -> bool:
     """Is `self.<attr>` bound to a `collections.deque(...)` (and nothing else) in `cls`?"""
-    bound = analyzer(ctx)._self_values(cls).get(attr, [])
+    bound = analyzer(ctx).self_values(cls).get(attr, [])
     return bool(bound) and all(
         isinstance(v, ast.Call) and ctx.qualname(v.func) == "collections.deque" for v in bound
     )

@@ -169,7 +169,7 @@ def _keeps_sequences(func: ast.FunctionDef, ctx: Context) -> bool:
         # nearly every value is
         hit = False
         call_t, name_t, sequences = ast.Call, ast.Name, _SEQUENCE_TYPES
-        for values in a._self_values(owner).values():
+        for values in a.self_values(owner).values():
             for v in values:
                 t = type(v)
                 if (

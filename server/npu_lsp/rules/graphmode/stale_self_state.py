@@ -229,7 +229,7 @@ def _none_attrs_set(cls: ast.ClassDef, method: ast.FunctionDef, ctx: Context) ->
     memo: dict[int, list[str]] = ctx.cache.setdefault("MS182.none-set", {})
     hit = memo.get(id(method))
     if hit is None:
-        init = analyzer(ctx)._self_values(cls)
+        init = analyzer(ctx).self_values(cls)
         # (a loop, not a generator per attribute: every method a compiled function calls
         # on `self` asks, and most `__init__` values are cells and primitives)
         nones: set[str] = set()
@@ -255,7 +255,7 @@ def _number_attrs_set(cls: ast.ClassDef, method: ast.FunctionDef, ctx: Context) 
     if hit is None:
         # the method's text first (a few lines): most store nothing `__init__` set to a
         # number literal; only then its statements
-        init = analyzer(ctx)._self_values(cls)
+        init = analyzer(ctx).self_values(cls)
         text = "\n".join(ctx.lines[method.lineno - 1 : method.end_lineno or method.lineno])
         stored = {m.group(1) for m in _SELF_STORE.finditer(text)}
         literal = [
@@ -275,7 +275,7 @@ def _number_attr(cls: ast.ClassDef, attr: str, ctx: Context) -> bool:
     key = (id(cls), attr)
     hit = memo.get(key)
     if hit is None:
-        vs = analyzer(ctx)._self_values(cls).get(attr) or []
+        vs = analyzer(ctx).self_values(cls).get(attr) or []
         hit = memo[key] = bool(vs) and all(_number_value(v, cls, ctx) for v in vs)
     return hit
 
@@ -410,7 +410,7 @@ def _new_attrs_set(cls: ast.ClassDef, method: ast.FunctionDef, func: ast.AST, ct
     if hit is not None:
         return hit
     memo[id(method)] = []
-    init = analyzer(ctx)._self_values(cls)
+    init = analyzer(ctx).self_values(cls)
     body = {
         t.id
         for st in cls.body
@@ -467,7 +467,7 @@ def _cell_attributes() -> frozenset[str]:
 
 def _held_class(owner: ast.ClassDef, attr: str, ctx: Context) -> ast.ClassDef | None:
     """The class of this module built into `self.<attr>` by `owner`'s `__init__`."""
-    values = analyzer(ctx)._self_values(owner).get(attr) or []
+    values = analyzer(ctx).self_values(owner).get(attr) or []
     if len(values) != 1 or not isinstance(values[0], ast.Call) or not isinstance(values[0].func, ast.Name):
         return None
     name = values[0].func.id

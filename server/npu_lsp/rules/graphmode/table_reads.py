@@ -74,7 +74,7 @@ def _table_candidates_read(ctx: Context) -> bool:
                     return True
     a = analyzer(ctx)
     for c in ctx.scopes.info.classes.values():
-        for attr, values in a._self_values(c.node).items():
+        for attr, values in a.self_values(c.node).items():
             if attr in read and any(isinstance(v, _TABLE_VALUES) for v in values):
                 return True
     return False

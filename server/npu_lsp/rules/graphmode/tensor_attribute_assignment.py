@@ -122,7 +122,7 @@ def _parameter_or_tensor(e: ast.expr, a: Analyzer, ctx: Context) -> bool:
     if not (isinstance(it.value, ast.Name) and it.value.id == "self"):
         return False
     owner = a.owner_class(ctx.function)
-    values = (a._self_values(owner).get(it.attr) if owner is not None else None) or []
+    values = (a.self_values(owner).get(it.attr) if owner is not None else None) or []
     return bool(values) and all(
         isinstance(v, ast.Call) and (ctx.qualname(v.func) or "").rsplit(".", 1)[-1] == "ParameterTuple" for v in values
     )

@@ -237,7 +237,7 @@ class UnrolledTurns:
             sides = [self.block(b) for b in (st.body, st.orelse) if b and not (self.fold and self._dead(b))]
             return max(sides, key=lambda c: c.depth, default=_Cost())
         if (type(st) is ast.For or type(st) is ast.While):
-            turns = self._turns(st)
+            turns = self.turns(st)
             inner = self.block(st.body)
             if turns is None:  # a real loop, or one we cannot count: its body once
                 return inner
@@ -263,7 +263,7 @@ class UnrolledTurns:
     def _dead(self, body: list[ast.stmt]) -> bool:
         return in_dead_branch(self.ctx, self.func, self.ctx.span(body[0]))
 
-    def _turns(self, loop: ast.For | ast.While) -> int | None:
+    def turns(self, loop: ast.For | ast.While) -> int | None:
         """How many times MindSpore unrolls `loop`, when it is a constant loop with no Python
         exit (a `break` or `return` not under a tensor-dependent `if`)."""
         if loop.orelse:

@@ -826,7 +826,7 @@ def _operator_result(e: ast.expr, ctx: Context) -> bool:
         return False
     a = analyzer(ctx)
     cls = a.owner_class(ctx.function)
-    built = a._self_values(cls).get(f.attr, []) if cls is not None else []
+    built = a.self_values(cls).get(f.attr, []) if cls is not None else []
     return bool(built) and all(
         isinstance(v, ast.Call) and (ctx.qualname(v.func) or "").startswith("mindspore.") for v in built
     )
@@ -998,7 +998,7 @@ def _self_dict_display(e: ast.expr, ctx: Context) -> bool:
         return False
     a = analyzer(ctx)
     cls = a.owner_class(ctx.function) if ctx.function is not None else None
-    held = a._self_values(cls).get(e.attr, []) if cls is not None else []
+    held = a.self_values(cls).get(e.attr, []) if cls is not None else []
     return bool(held) and all(isinstance(v, ast.Dict) for v in held)
 
 
@@ -1144,7 +1144,7 @@ def _str_keyed_dict_iteration(it: ast.expr, target: ast.expr, ctx: Context) -> a
     elif isinstance(d, ast.Attribute) and isinstance(d.value, ast.Name) and d.value.id == "self":
         a = analyzer(ctx)
         cls = a.owner_class(ctx.function) if ctx.function is not None else None
-        held = list(a._self_values(cls).get(d.attr, [])) if cls is not None else []
+        held = list(a.self_values(cls).get(d.attr, [])) if cls is not None else []
     else:
         return None
     ok = bool(held) and all(

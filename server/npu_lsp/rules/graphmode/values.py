@@ -765,7 +765,7 @@ class Instances:
     # ---------------------------------------------------------------- evaluation
     def evaluate(self, expr: ast.expr, func: ast.AST | None, depth: int = 0) -> Any:
         """The compile-time value of `expr` inside `func` (a compiled method or function)."""
-        cls = self._owner(func) if func is not None else None
+        cls = self.owner_of(func) if func is not None else None
 
         def self_attr(attr: str) -> Any:
             return UNKNOWN if cls is None else self.self_attr(cls, attr, depth + 1)
@@ -792,7 +792,7 @@ class Instances:
         `__init__` left, since those stores run, if ever, after that compile (`if not
         self.ready: self.prepare()` with `prepare` setting `self.ready = True`). With `site`,
         for the one instance that call (`Cls(...)`) builds."""
-        cls = self._owner(func)
+        cls = self.owner_of(func)
         if cls is None:
             return UNKNOWN
 
@@ -815,7 +815,7 @@ class Instances:
     def first_compile_values(self, expr: ast.expr, func: ast.AST, compiled_only: Callable[[ast.AST], bool]) -> list[Any]:
         """`evaluate_at_first_compile` for each instance of `func`'s class built in the file
         (at most eight), each compiling its own graph."""
-        cls = self._owner(func)
+        cls = self.owner_of(func)
         if cls is None:
             return []
         sites = [s for c in (cls, *self._subclasses(cls)) for s in self.instantiations(c.name)[:8]]
@@ -824,7 +824,7 @@ class Instances:
     def training(self, func: ast.AST) -> Any:
         """`self.training` in the method `func`: the mode `set_train()` leaves every
         instance of its class built here in when it is compiled, or UNKNOWN."""
-        cls = self._owner(func)
+        cls = self.owner_of(func)
         if cls is None or getattr(func, "name", None) == "__init__":
             return UNKNOWN  # (`__init__` runs before any `set_train`)
         if self._modes is None:
@@ -833,7 +833,7 @@ class Instances:
             self._modes = TrainingModes(self)
         return self._modes.value(cls)
 
-    def _owner(self, func: ast.AST) -> ast.ClassDef | None:
+    def owner_of(self, func: ast.AST) -> ast.ClassDef | None:
         node: ast.AST | None = func
         while node is not None:
             parent = self.ctx.parent(node)
@@ -1084,7 +1084,7 @@ class Instances:
             return UNKNOWN
         a = analyzer(self.ctx)
         cls = a.owner_class(func)
-        values = a._self_values(cls).get(attr, []) if cls is not None else []
+        values = a.self_values(cls).get(attr, []) if cls is not None else []
         if not values or not all(isinstance(v, ast.Call) and _is_tensor_class(self.ctx.qualname(v.func)) for v in values):
             return UNKNOWN
         return compared[1]
@@ -1154,7 +1154,7 @@ class Instances:
         if func is None or not isinstance(expr, ast.Attribute):
             return UNKNOWN
         obj = self._held_by_self(expr.value, func)
-        owner = self._owner(func)
+        owner = self.owner_of(func)
         if obj is None or owner is None:
             return UNKNOWN
         from npu_lsp.rules.graphmode.flow import analyzer
@@ -1173,7 +1173,7 @@ class Instances:
         not count as rebinding `self.cfg`."""
         if not (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self"):
             return None
-        cls = self._owner(func)
+        cls = self.owner_of(func)
         found = self._init_of(cls) if cls is not None else None
         if cls is None or found is None or self._subclasses_overriding(cls) or not self.attr_stores(expr.attr):
             return None
