@@ -1771,9 +1771,113 @@ class Ranks:
             # `self.sizes = (1, 2)`: `for s in self.sizes: x = x + s` adds a number (fresh
             # v6 seed 12000242)
             return NUMS
-        if isinstance(e, ast.Attribute) and (self._number_field(e, func) or self._loop_built_number(e, func)):
+        if isinstance(e, ast.Attribute) and (
+            self._number_field(e, func) or self._loop_built_number(e, func) or self._held_object_number(e, func)
+        ):
             return NUM
         return None
+
+    def _held_object_number(self, e: ast.Attribute, func: ast.AST) -> bool:
+        """`self.tracker.scale` where `self.tracker` holds an instance of a plain class or a
+        `@ms.jit_class` of this file whose `__init__` sets `self.scale` to a number literal,
+        the file's only store of an attribute of that name: a Python number, a constant of
+        the graph. The object may be built in this `__init__` (`self.tracker = Tracker()`) or
+        given to it (`Reader(shared)` with `shared = Tracker()`, also shared by two sub-cells).
+        Measured at both levels (written/lax probes `genfresh42_tr_*`, difftest v6 seed
+        12002072): `x * self.tracker.scale` and `x + self.tracker.n * 0` keep `x`'s shape."""
+        holder = e.value
+        if not (type(holder) is ast.Attribute and _self_attr(holder)):
+            return False
+        key = ("ranks.held-object-number", id(func), holder.attr, e.attr)
+        hit = self.ctx.cache.get(key)
+        if type(hit) is bool:
+            return hit
+        got = self.ctx.cache[key] = self._held_number_uncached(holder.attr, e.attr, func)
+        return got
+
+    def _held_number_uncached(self, holder: str, field: str, func: ast.AST) -> bool:
+        a = analyzer(self.ctx)
+        cls = a.owner_class(func)
+        if cls is None or instances(self.ctx).subclasses(cls) or not self._holder_set_once(holder, cls):
+            return False
+        held = a.self_values(cls).get(holder, [])
+        if len(held) != 1 or held[0] is None:
+            return False
+        built = self._built_classes(held[0], cls)
+        return bool(built) and all(self._number_only_field(c, field) for c in built)
+
+    def _holder_set_once(self, holder: str, cls: ast.ClassDef) -> bool:
+        """Is every store of an attribute named `holder` in the file a `self.<holder> = ...`
+        (other classes' own attributes, as two sub-cells sharing one object each keep it),
+        one of them in `cls`?"""
+        stores = instances(self.ctx).attr_stores(holder)
+        if not stores:
+            return False
+        inside = 0
+        for st in stores:
+            if type(st) is not ast.Assign or len(st.targets) != 1 or not _self_attr(st.targets[0]):
+                return False
+            inside += cls.lineno <= st.lineno <= (cls.end_lineno or cls.lineno)
+        return inside == 1
+
+    def _built_classes(self, value: ast.expr, cls: ast.ClassDef) -> list[ast.ClassDef]:
+        """The file's classes `value` (in `cls.__init__`) builds: `Tracker()` itself, or a
+        parameter every instantiation of `cls` gives a `Tracker()` (directly or through a
+        name bound once to one where the instance is built); [] when any is unknown."""
+        if type(value) is ast.Call:
+            found = self._class_called(value)
+            return [found] if found is not None else []
+        init = next((i for i in cls.body if type(i) is ast.FunctionDef and i.name == "__init__"), None)
+        if type(value) is not ast.Name or init is None:
+            return []
+        params = [p.arg for p in (*init.args.posonlyargs, *init.args.args)][1:]
+        if value.id not in params or self.host.bindings(init).get(value.id, [None])[1:]:
+            return []
+        at = params.index(value.id)
+        sites = instances(self.ctx).instantiations(cls.name)
+        out: list[ast.ClassDef] = []
+        for site in sites:
+            if any(type(x) is ast.Starred for x in site.args) or any(k.arg is None for k in site.keywords):
+                return []
+            arg = site.args[at] if at < len(site.args) else next((k.value for k in site.keywords if k.arg == value.id), None)
+            if type(arg) is ast.Name:
+                where = self.ctx.enclosing_function(site, lambdas=False) or self.ctx.tree
+                bound = self.host.only_binding(arg.id, where)
+                arg = bound[0] if bound is not None else None
+            found = self._class_called(arg) if type(arg) is ast.Call else None
+            if found is None:
+                return []
+            out.append(found)
+        return out
+
+    def _class_called(self, call: ast.Call) -> ast.ClassDef | None:
+        """The plain class or `@ms.jit_class` of this file `call` (`Tracker()`) builds."""
+        if type(call.func) is not ast.Name:
+            return None
+        bound = self.ctx.module_bindings().get(call.func.id, [])
+        c = bound[0] if len(bound) == 1 else None
+        if type(c) is not ast.ClassDef or c.keywords or any(not (type(b) is ast.Name and b.id == "object") for b in c.bases):
+            return None
+        if any(self.ctx.qualname(d) not in ("mindspore.jit_class", "mindspore.common.jit_class") for d in c.decorator_list):
+            return None
+        return c
+
+    def _number_only_field(self, c: ast.ClassDef, field: str) -> bool:
+        """Does `c.__init__` set `self.<field>` to a number literal, the file's only store of
+        an attribute of that name?"""
+        stores = instances(self.ctx).attr_stores(field)
+        if stores is None or len(stores) != 1:
+            return False
+        st = stores[0]
+        init = next((i for i in c.body if type(i) is ast.FunctionDef and i.name == "__init__"), None)
+        if init is None or st not in init.body or type(st) is not ast.Assign or len(st.targets) != 1:
+            return False
+        t, v = st.targets[0], st.value
+        if not (type(t) is ast.Attribute and _self_attr(t)):
+            return False
+        if type(v) is ast.UnaryOp and type(v.op) is ast.USub:
+            v = v.operand
+        return type(v) is ast.Constant and type(v.value) in (int, float)
 
     def _loop_built_number(self, e: ast.Attribute, func: ast.AST) -> bool:
         """`self.scale` in a method of the file's class whose `__init__` stores its argument
