@@ -20,6 +20,7 @@ from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode import constructed
 from npu_lsp.rules.graphmode.dynamic_shape import COMPREHENSIONS, binds_name
 from npu_lsp.rules.graphmode.flow import (
+    FOLDED_OPS,
     Analyzer,
     Kind,
     analyzer,
@@ -35,6 +36,7 @@ from npu_lsp.rules.graphmode.optimizer_calls import (
     result_value,
 )
 from npu_lsp.rules.graphmode.parameter_receivers import builds_optimizer, is_parameter_container
+from npu_lsp.rules.graphmode.tensor_names import TENSOR_MAKERS
 from npu_lsp.rules.graphmode.values import callees_by_call, instances
 
 _SHAPE_CALLS = frozenset({"mindspore.ops.shape"})
@@ -109,6 +111,7 @@ class Values:
         self._inlining: list[ast.AST] = []
         self._contexts: dict[int, list[tuple[ast.Call, Env]]] = {}
         self._held: dict[tuple[int, str], av.Value] = {}
+        self._constant_attrs: dict[tuple[int, str], bool] = {}
         #: does the file name a gradient transform at all (most files don't)?
         self._grads_here = any(ctx.mentions(w) for w in _GRAD_TRANSFORMS)
 
@@ -435,6 +438,42 @@ class Values:
         if hit is None:
             hit = self._held[key] = self._held_parameters(cls, attr)
         return hit
+
+    def constant_tensor_attr(self, e: ast.expr, func: ast.AST | None) -> bool:
+        """Is `e` `self.<attr>` holding a Tensor that is not a Parameter (`Tensor(...)`,
+        `ms.tensor(...)`, `ops.ones(...)` built by `__init__`, or given to it as one), set by
+        that one statement alone? The compiled Cell holds such a tensor as a constant, so a
+        host read of it (`self.w.asnumpy()`, `.tolist()`) runs while compiling and gives
+        constant data (measured, written/heldout41c probes `fix42a_an_*`: `Tensor(self.w.
+        asnumpy())`, `ms.Tensor(self.w.asnumpy() * 2)`, `Tensor(np.array(self.w.asnumpy()))`
+        given to `nn.Dense` / `nn.LayerNorm` / `ops.zeros_like` compile under LAX; a
+        Parameter's, one stored again in `construct` and one mixed with an input's fail)."""
+        if not (type(e) is ast.Attribute and type(e.value) is ast.Name and e.value.id == "self"):
+            return False
+        cls = self.a.owner_class(func)
+        if cls is None or not self.a.self_values(cls).get(e.attr):
+            return False
+        key = (id(cls), e.attr)
+        hit = self._constant_attrs.get(key)
+        if hit is None:
+            hit = self._constant_attrs[key] = self._holds_constant_tensor(cls, e.attr)
+        return hit
+
+    def _holds_constant_tensor(self, cls: ast.ClassDef, attr: str) -> bool:
+        if self._set_elsewhere(cls, attr):
+            return False
+        found = constructed.sources(cls, attr, self.ctx)
+        if not found:
+            return False
+        for src, where in found:
+            value = constructed.built(src, where, self.ctx)
+            if type(value) is not ast.Call:
+                return False
+            q = self.ctx.qualname(value.func) or ""
+            last = q.rpartition(".")[2]
+            if not (q in TENSOR_MAKERS or (q.startswith("mindspore.ops.") and last in FOLDED_OPS)):
+                return False  # a Parameter, a tensor computed by a cell, anything else
+        return True
 
     def _set_elsewhere(self, cls: ast.ClassDef, attr: str) -> bool:
         """Is `<x>.<attr>` set anywhere but by one statement of `cls` (another method, a

@@ -122,7 +122,7 @@ _CONST_BUILTINS = frozenset(
 _SCALAR_BUILTINS = frozenset({"int", "float", "bool", "complex"})
 #: Tensor creation ops MindSpore 2.10 folds on constant inputs (`int(ops.ones((), ms.int32))`
 #: compiles under STRICT)
-_FOLDED_OPS = frozenset({"ones", "zeros", "full", "fill", "ones_like", "zeros_like", "arange", "eye"})
+FOLDED_OPS = frozenset({"ones", "zeros", "full", "fill", "ones_like", "zeros_like", "arange", "eye"})
 #: functional ops MindSpore 2.10 folds on tensors it folded (and constants): measured,
 #: written/heldout29b probes `fix29d_pad_*` (`int((shape[2] * ops.minimum(Tensor(a),
 #: Tensor(b))).item())` as `ops.pad`'s width compiles; `ops.maximum` of the same does not)
@@ -3167,9 +3167,7 @@ class Analyzer:
                 return Kind.CONST
             recv = self._kind(f.value, fn)
             if method in _HOST_METHODS:
-                if method == "item" and recv == Kind.TENSOR and self._folded_tensor(f.value, fn, 0):
-                    # `(shape[2] * Tensor(c)).item()`: folded while compiling, as `int(...)`
-                    # of it is (measured, written/heldout29b probes `fix29d_pad_*`)
+                if recv == Kind.TENSOR and self._read_while_compiling(f.value, method, fn):
                     return Kind.UNKNOWN
                 return Kind.VAR if recv.dynamic else recv
             if isinstance(f.value, ast.Name) and f.value.id == "self":
@@ -3725,7 +3723,7 @@ class Analyzer:
         last = q.rsplit(".", 1)[-1]
         made = q.startswith("mindspore.") and (
             last == "Tensor"
-            or (q.startswith("mindspore.ops.") and last[:1].islower() and last in _FOLDED_OPS)
+            or (q.startswith("mindspore.ops.") and last[:1].islower() and last in FOLDED_OPS)
         )
         args = [*e.args, *(k.value for k in e.keywords)]
         if not made and q.startswith("mindspore.ops.") and last in _FOLDED_ON_FOLDED:
@@ -3733,6 +3731,30 @@ class Analyzer:
                 self._kind(a, fn) == Kind.CONST or self._folded_tensor(a, fn, depth + 1) for a in args
             )
         return made and all(self._kind(a, fn) == Kind.CONST for a in args)
+
+    def host_read_while_compiling(self, call: ast.Call, func: ast.AST | None = None) -> bool:
+        """Is `call` a host read (`t.asnumpy()`, `t.tolist()`, `t.item()`) of a tensor whose
+        value MindSpore holds while compiling, so that it runs then and gives constant data
+        rather than a run-time Python object?"""
+        f = call.func
+        if type(f) is not ast.Attribute or f.attr not in _HOST_METHODS or call.args or call.keywords:
+            return False
+        fn = self._fn(func if func is not None else self.ctx.function)
+        return self._answer(fn, lambda: self._read_while_compiling(f.value, f.attr, fn), False)
+
+    def _read_while_compiling(self, recv: ast.expr, method: str, fn: _Fn) -> bool:
+        """`(shape[2] * Tensor(c)).item()`: folded while compiling, as `int(...)` of it is
+        (measured, written/heldout29b probes `fix29d_pad_*`); so are `c.asnumpy()` of `c =
+        ops.ones(...)` and the host data of a Tensor attribute the Cell holds as a constant
+        (`self.w.asnumpy()`, written/heldout41c probes `fix42a_an_*`; `item` of one is not
+        measured)."""
+        if self._folded_tensor(recv, fn, 0):
+            return True
+        if method == "item" or not isinstance(fn.func, ast.FunctionDef):
+            return False
+        from npu_lsp.rules.graphmode.abstract_eval import values  # imports this module
+
+        return values(self.ctx).constant_tensor_attr(recv, fn.func)
 
     def _created_tensor(self, e: ast.AST, fn: _Fn) -> bool:
         if isinstance(e, ast.Name):
@@ -3749,7 +3771,7 @@ class Analyzer:
         q = self.ctx.qualname(e.func) or ""
         last = q.rsplit(".", 1)[-1]
         made = q.startswith("mindspore.") and (
-            last == "Tensor" or (q.startswith("mindspore.ops.") and last[:1].islower() and last in _FOLDED_OPS)
+            last == "Tensor" or (q.startswith("mindspore.ops.") and last[:1].islower() and last in FOLDED_OPS)
         )
         return made and all(self._kind(a, fn) == Kind.CONST for a in [*e.args, *(k.value for k in e.keywords)])
 
