@@ -20,6 +20,7 @@ Dtype promotion of tensor arithmetic (`promote`, `promote_scalar`) follows ms_jo
 
 from __future__ import annotations
 
+import ast
 import json
 from dataclasses import dataclass, replace
 from enum import Enum
@@ -48,11 +49,42 @@ def ops_function_dtype(qualname: str) -> str | None:
     return OPS_FUNCTION_DTYPES.get(name) if module == "mindspore.ops" else None
 
 
-def indexed_result_dtype(name: str, index: object) -> str | None:
-    """The fixed dtype of item `index` of the tuple the `mindspore.ops` function (or tensor
-    method) `name` returns, if it has one (`topk`, 1: `int32`)."""
+#: the rows of `INDEXED_RESULT_DTYPES` that hold for the `mindspore.ops` function alone
+INDEXED_FUNCTIONS_ONLY: Final[frozenset[str]] = frozenset(_DATA["indexed_result_functions_only"])
+#: tensor methods that give the tuple only when given this keyword True (`x.max(axis=0,
+#: return_indices=True)`); without it they give the first item alone
+INDEXED_METHOD_KEYWORDS: Final[dict[str, str]] = _DATA["indexed_result_method_keywords"]
+#: `mindspore.ops` reductions giving one tensor of their input's dtype (`ops.amax`)
+INPUT_DTYPE_FUNCTIONS: Final[frozenset[str]] = frozenset(_DATA["input_dtype_functions"])
+#: an item of `INDEXED_RESULT_DTYPES` of the input tensor's dtype
+INPUT: Final = "input"
+
+
+def indexed_result_dtype(name: str, index: object, method_call: ast.Call | None = None) -> str | None:
+    """The dtype of item `index` of the tuple the `mindspore.ops` function (or, given
+    `method_call`, the tensor method) `name` returns, if the table knows it: a dtype
+    (`topk`, 1: `int32`) or `INPUT`, the dtype of the tensor it reduces (`max`, 0)."""
     items = INDEXED_RESULT_DTYPES.get(name)
-    return items.get(str(index)) if items is not None and type(index) is int else None
+    if items is None or type(index) is not int:
+        return None
+    if method_call is not None:
+        if name in INDEXED_FUNCTIONS_ONLY:
+            return None
+        keyword = INDEXED_METHOD_KEYWORDS.get(name)
+        if keyword is not None and not any(
+            k.arg == keyword and type(k.value) is ast.Constant and k.value.value is True for k in method_call.keywords
+        ):
+            return INPUT  # the values alone: an item of them is a row of the input's dtype
+    return items.get(str(index))
+
+
+def reduced_input(call: ast.Call) -> ast.expr | None:
+    """The tensor a `mindspore.ops` reduction is given: its first positional argument, or
+    its `input` / `x` keyword."""
+    if call.args:
+        first = call.args[0]
+        return None if type(first) is ast.Starred else first
+    return next((k.value for k in call.keywords if k.arg in ("input", "x")), None)
 
 
 def is_random_source(qualname: str) -> bool:

@@ -626,7 +626,8 @@ class Values:
 
     def _indexed_result(self, e: ast.Subscript, func: ast.AST | None) -> av.Value | None:
         """`ops.topk(x, k)[1]` / `x.topk(k)[1]`: an item of fixed dtype of the tuple a
-        MindSpore function or tensor method returns (ms_join.json `indexed_result_dtypes`)."""
+        MindSpore function or tensor method returns, `ops.max(x)[0]` one of the input's
+        dtype (ms_join.json `indexed_result_dtypes`)."""
         call, index = e.value, e.slice
         if type(call) is not ast.Call or type(index) is not ast.Constant or type(call.func) is not ast.Attribute:
             return None
@@ -637,9 +638,18 @@ class Values:
         if q.startswith("mindspore."):
             if q.rpartition(".")[0] != "mindspore.ops":
                 return None
+            dtype = av.indexed_result_dtype(name, index.value)
+            source = av.reduced_input(call)
         elif self.a.kind(call.func.value, func) != Kind.TENSOR and not isinstance(self.of(call.func.value, func), av.Tensor):
             return None
-        dtype = av.indexed_result_dtype(name, index.value)
+        else:
+            dtype = av.indexed_result_dtype(name, index.value, call)
+            source = call.func.value
+        if dtype == av.INPUT:
+            # `ops.max(lengths)[0]`: the values keep the input's dtype
+            reduced = self.of(source, func) if source is not None else av.UNKNOWN
+            dtype = reduced.dtype if isinstance(reduced, av.Tensor) else None
+            return av.Tensor(dtype) if dtype is not None else None
         return av.Tensor(dtype) if dtype is not None else None
 
     # ------------------------------------------------------------------ calls

@@ -44,8 +44,11 @@ from npu_lsp.astutil import (
 from npu_lsp.rules.graphmode import returns, xcalls
 from npu_lsp.rules.graphmode.abstract import (
     INDEXED_RESULT_DTYPES,
+    INPUT,
+    INPUT_DTYPE_FUNCTIONS,
     indexed_result_dtype,
     ops_function_dtype,
+    reduced_input,
 )
 from npu_lsp.rules.graphmode.helpers import own_statements, returns_in
 from npu_lsp.rules.graphmode.optimizer_facts import GET_LR, inherits_optimizer_method
@@ -1721,19 +1724,26 @@ class Analyzer:
                     out.add(dt)
         return frozenset(out)
 
-    def _indexed_result_dtype(self, call: object, index: object, fn: _Fn) -> str | None:
-        """The fixed dtype of item `index` of what `call` returns: a `mindspore.ops`
-        function or a tensor method listed in ms_join.json `indexed_result_dtypes`
-        (`ops.topk(x, k)[1]`, `x.sort()[1]`: Int32 indices), else None."""
+    def _indexed_result_dtype(self, call: object, index: object, fn: _Fn, depth: int = 0) -> str | None:
+        """The dtype of item `index` of what `call` returns: a `mindspore.ops` function or a
+        tensor method listed in ms_join.json `indexed_result_dtypes` (`ops.topk(x, k)[1]`,
+        `x.sort()[1]`: Int32 indices; `ops.max(x)[0]`: the values, of `x`'s dtype), else None."""
         if type(call) is not ast.Call or type(call.func) is not ast.Attribute or call.func.attr not in INDEXED_RESULT_DTYPES:
             return None
         q = self.ctx.qualname(call.func) or ""
         if q.startswith("mindspore."):
             if q.rpartition(".")[0] != "mindspore.ops":
                 return None
+            dtype = indexed_result_dtype(call.func.attr, index)
+            source = reduced_input(call)
         elif self._kind(call.func.value, fn) != Kind.TENSOR:
             return None  # a method of something not known to be a tensor
-        return indexed_result_dtype(call.func.attr, index)
+        else:
+            dtype = indexed_result_dtype(call.func.attr, index, call)
+            source = call.func.value
+        if dtype != INPUT:
+            return dtype
+        return self._dtype(source, fn, depth + 1) if source is not None else None
 
     def _compute_numpy(self, fn: _Fn, name: str) -> bool:
         return any(
@@ -3970,7 +3980,7 @@ class Analyzer:
             return "bool" if isinstance(e.op, ast.Not) else self._dtype(e.operand, fn, depth + 1)
         if isinstance(e, ast.Subscript):
             if type(e.value) is ast.Call and type(e.slice) is ast.Constant:
-                fixed_item = self._indexed_result_dtype(e.value, e.slice.value, fn)
+                fixed_item = self._indexed_result_dtype(e.value, e.slice.value, fn, depth)
                 if fixed_item is not None:
                     return fixed_item
             return self._dtype(e.value, fn, depth + 1)
@@ -3996,9 +4006,14 @@ class Analyzer:
         if explicit is not None:
             return explicit
         f = e.func
-        fixed = ops_function_dtype(self.ctx.qualname(f) or "")
+        q = self.ctx.qualname(f) or ""
+        fixed = ops_function_dtype(q)
         if fixed is not None:
             return fixed
+        module, _, last = q.rpartition(".")
+        if module == "mindspore.ops" and last in INPUT_DTYPE_FUNCTIONS:
+            source = reduced_input(e)  # `ops.amax(x)`: a tensor of `x`'s dtype
+            return self._dtype(source, fn, depth + 1) if source is not None else None
         name = f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
         if name.lower() in _DTYPE_CHANGING:
             return None
