@@ -153,6 +153,9 @@ class Scalar(Value):
 
     py: str  # "int" | "float" | "bool", or "" for a number of unknown type
     value: object = _NOT_CONSTANT
+    #: a numpy scalar of a constant (`np.float32(0.5)`, `np.float32(x.shape[0])`), known
+    #: while compiling but not a Python number: see `_numpy_scalar_join`
+    numpy: bool = False
 
     @property
     def abstract(self) -> str:
@@ -417,6 +420,10 @@ def join(a: Value, b: Value, site: Site = Site.RETURN) -> Joined:
         return Joined(a)
     if not a.known or not b.known:
         return Joined(UNKNOWN)
+    if site is Site.PHI and isinstance(a, Scalar) and isinstance(b, Scalar) and (a.numpy or b.numpy):
+        numpy_joined = _numpy_scalar_join(a, b)
+        if numpy_joined is not None:
+            return numpy_joined
     # the code after a branch is specialised per constant bound in each path: no join
     if site in (Site.PHI, Site.LOOP) and is_constant(a) and is_constant(b):
         if isinstance(a, NoneValue) or isinstance(b, NoneValue):
@@ -451,6 +458,26 @@ def join(a: Value, b: Value, site: Site = Site.RETURN) -> Joined:
     ):
         return Joined(UNKNOWN, _class_error(a, b))
     return Joined(UNKNOWN)  # cells, functions and classes against data: not modelled
+
+
+def _numpy_scalar_join(a: Scalar, b: Scalar) -> Joined | None:
+    """A numpy scalar of a constant and a Python number bound to one name on the two paths of
+    a tensor `if`: the code after it is not specialised on the numpy scalar as on two Python
+    numbers. Of one kind they join; of two kinds (`np.float32(...)` / `0`, `np.int64(1)` /
+    `2.5`) LAX holds the result as a Python object and compiles, and STRICT, which then needs
+    a constant where it is used (`x * weight`: "the inputs should be constant"), refuses it
+    (measured, written/heldout41d probes `fix41d_np_f32_shape_vs_int_zero`,
+    `fix41d_np_int64_vs_pyfloat`, `fix41d_np_f32_vs_pyfloat`). None: not such a pair (two numpy
+    scalars, a run-time number: the usual join)."""
+    if a.numpy and b.numpy:
+        return None
+    other = b if a.numpy else a
+    if not other.constant:
+        return None
+    if not a.py or not b.py or a.py == b.py:
+        return Joined(Scalar(a.py if a.py == b.py else ""))
+    error = JoinError(f"numpy {a.py if a.numpy else b.py} scalar vs Python {other.py}", f"dtype1 = {a.ms_dtype}, dtype2 = {b.ms_dtype}")
+    return Joined(UNKNOWN, replace(error, strict_only=True))
 
 
 def folded_output_error(a: Value, b: Value, error: JoinError) -> JoinError:
