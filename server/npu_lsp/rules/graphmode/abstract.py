@@ -20,6 +20,7 @@ Dtype promotion of tensor arithmetic (`promote`, `promote_scalar`) follows ms_jo
 
 from __future__ import annotations
 
+import ast
 import json
 from dataclasses import dataclass, replace
 from enum import Enum
@@ -48,11 +49,42 @@ def ops_function_dtype(qualname: str) -> str | None:
     return OPS_FUNCTION_DTYPES.get(name) if module == "mindspore.ops" else None
 
 
-def indexed_result_dtype(name: str, index: object) -> str | None:
-    """The fixed dtype of item `index` of the tuple the `mindspore.ops` function (or tensor
-    method) `name` returns, if it has one (`topk`, 1: `int32`)."""
+#: the rows of `INDEXED_RESULT_DTYPES` that hold for the `mindspore.ops` function alone
+INDEXED_FUNCTIONS_ONLY: Final[frozenset[str]] = frozenset(_DATA["indexed_result_functions_only"])
+#: tensor methods that give the tuple only when given this keyword True (`x.max(axis=0,
+#: return_indices=True)`); without it they give the first item alone
+INDEXED_METHOD_KEYWORDS: Final[dict[str, str]] = _DATA["indexed_result_method_keywords"]
+#: `mindspore.ops` reductions giving one tensor of their input's dtype (`ops.amax`)
+INPUT_DTYPE_FUNCTIONS: Final[frozenset[str]] = frozenset(_DATA["input_dtype_functions"])
+#: an item of `INDEXED_RESULT_DTYPES` of the input tensor's dtype
+INPUT: Final = "input"
+
+
+def indexed_result_dtype(name: str, index: object, method_call: ast.Call | None = None) -> str | None:
+    """The dtype of item `index` of the tuple the `mindspore.ops` function (or, given
+    `method_call`, the tensor method) `name` returns, if the table knows it: a dtype
+    (`topk`, 1: `int32`) or `INPUT`, the dtype of the tensor it reduces (`max`, 0)."""
     items = INDEXED_RESULT_DTYPES.get(name)
-    return items.get(str(index)) if items is not None and type(index) is int else None
+    if items is None or type(index) is not int:
+        return None
+    if method_call is not None:
+        if name in INDEXED_FUNCTIONS_ONLY:
+            return None
+        keyword = INDEXED_METHOD_KEYWORDS.get(name)
+        if keyword is not None and not any(
+            k.arg == keyword and type(k.value) is ast.Constant and k.value.value is True for k in method_call.keywords
+        ):
+            return INPUT  # the values alone: an item of them is a row of the input's dtype
+    return items.get(str(index))
+
+
+def reduced_input(call: ast.Call) -> ast.expr | None:
+    """The tensor a `mindspore.ops` reduction is given: its first positional argument, or
+    its `input` / `x` keyword."""
+    if call.args:
+        first = call.args[0]
+        return None if type(first) is ast.Starred else first
+    return next((k.value for k in call.keywords if k.arg in ("input", "x")), None)
 
 
 def is_random_source(qualname: str) -> bool:
@@ -121,6 +153,9 @@ class Scalar(Value):
 
     py: str  # "int" | "float" | "bool", or "" for a number of unknown type
     value: object = _NOT_CONSTANT
+    #: a numpy scalar of a constant (`np.float32(0.5)`, `np.float32(x.shape[0])`), known
+    #: while compiling but not a Python number: see `_numpy_scalar_join`
+    numpy: bool = False
 
     @property
     def abstract(self) -> str:
@@ -385,6 +420,10 @@ def join(a: Value, b: Value, site: Site = Site.RETURN) -> Joined:
         return Joined(a)
     if not a.known or not b.known:
         return Joined(UNKNOWN)
+    if site is Site.PHI and isinstance(a, Scalar) and isinstance(b, Scalar) and (a.numpy or b.numpy):
+        numpy_joined = _numpy_scalar_join(a, b)
+        if numpy_joined is not None:
+            return numpy_joined
     # the code after a branch is specialised per constant bound in each path: no join
     if site in (Site.PHI, Site.LOOP) and is_constant(a) and is_constant(b):
         if isinstance(a, NoneValue) or isinstance(b, NoneValue):
@@ -419,6 +458,26 @@ def join(a: Value, b: Value, site: Site = Site.RETURN) -> Joined:
     ):
         return Joined(UNKNOWN, _class_error(a, b))
     return Joined(UNKNOWN)  # cells, functions and classes against data: not modelled
+
+
+def _numpy_scalar_join(a: Scalar, b: Scalar) -> Joined | None:
+    """A numpy scalar of a constant and a Python number bound to one name on the two paths of
+    a tensor `if`: the code after it is not specialised on the numpy scalar as on two Python
+    numbers. Of one kind they join; of two kinds (`np.float32(...)` / `0`, `np.int64(1)` /
+    `2.5`) LAX holds the result as a Python object and compiles, and STRICT, which then needs
+    a constant where it is used (`x * weight`: "the inputs should be constant"), refuses it
+    (measured, written/heldout41d probes `fix41d_np_f32_shape_vs_int_zero`,
+    `fix41d_np_int64_vs_pyfloat`, `fix41d_np_f32_vs_pyfloat`). None: not such a pair (two numpy
+    scalars, a run-time number: the usual join)."""
+    if a.numpy and b.numpy:
+        return None
+    other = b if a.numpy else a
+    if not other.constant:
+        return None
+    if not a.py or not b.py or a.py == b.py:
+        return Joined(Scalar(a.py if a.py == b.py else ""))
+    error = JoinError(f"numpy {a.py if a.numpy else b.py} scalar vs Python {other.py}", f"dtype1 = {a.ms_dtype}, dtype2 = {b.ms_dtype}")
+    return Joined(UNKNOWN, replace(error, strict_only=True))
 
 
 def folded_output_error(a: Value, b: Value, error: JoinError) -> JoinError:

@@ -20,6 +20,7 @@ from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode import constructed
 from npu_lsp.rules.graphmode.dynamic_shape import COMPREHENSIONS, binds_name
 from npu_lsp.rules.graphmode.flow import (
+    FOLDED_OPS,
     Analyzer,
     Kind,
     analyzer,
@@ -35,6 +36,7 @@ from npu_lsp.rules.graphmode.optimizer_calls import (
     result_value,
 )
 from npu_lsp.rules.graphmode.parameter_receivers import builds_optimizer, is_parameter_container
+from npu_lsp.rules.graphmode.tensor_names import TENSOR_MAKERS
 from npu_lsp.rules.graphmode.values import callees_by_call, instances
 
 _SHAPE_CALLS = frozenset({"mindspore.ops.shape"})
@@ -109,6 +111,7 @@ class Values:
         self._inlining: list[ast.AST] = []
         self._contexts: dict[int, list[tuple[ast.Call, Env]]] = {}
         self._held: dict[tuple[int, str], av.Value] = {}
+        self._constant_attrs: dict[tuple[int, str], bool] = {}
         #: does the file name a gradient transform at all (most files don't)?
         self._grads_here = any(ctx.mentions(w) for w in _GRAD_TRANSFORMS)
 
@@ -436,6 +439,42 @@ class Values:
             hit = self._held[key] = self._held_parameters(cls, attr)
         return hit
 
+    def constant_tensor_attr(self, e: ast.expr, func: ast.AST | None) -> bool:
+        """Is `e` `self.<attr>` holding a Tensor that is not a Parameter (`Tensor(...)`,
+        `ms.tensor(...)`, `ops.ones(...)` built by `__init__`, or given to it as one), set by
+        that one statement alone? The compiled Cell holds such a tensor as a constant, so a
+        host read of it (`self.w.asnumpy()`, `.tolist()`) runs while compiling and gives
+        constant data (measured, written/heldout41c probes `fix42a_an_*`: `Tensor(self.w.
+        asnumpy())`, `ms.Tensor(self.w.asnumpy() * 2)`, `Tensor(np.array(self.w.asnumpy()))`
+        given to `nn.Dense` / `nn.LayerNorm` / `ops.zeros_like` compile under LAX; a
+        Parameter's, one stored again in `construct` and one mixed with an input's fail)."""
+        if not (type(e) is ast.Attribute and type(e.value) is ast.Name and e.value.id == "self"):
+            return False
+        cls = self.a.owner_class(func)
+        if cls is None or not self.a.self_values(cls).get(e.attr):
+            return False
+        key = (id(cls), e.attr)
+        hit = self._constant_attrs.get(key)
+        if hit is None:
+            hit = self._constant_attrs[key] = self._holds_constant_tensor(cls, e.attr)
+        return hit
+
+    def _holds_constant_tensor(self, cls: ast.ClassDef, attr: str) -> bool:
+        if self._set_elsewhere(cls, attr):
+            return False
+        found = constructed.sources(cls, attr, self.ctx)
+        if not found:
+            return False
+        for src, where in found:
+            value = constructed.built(src, where, self.ctx)
+            if type(value) is not ast.Call:
+                return False
+            q = self.ctx.qualname(value.func) or ""
+            last = q.rpartition(".")[2]
+            if not (q in TENSOR_MAKERS or (q.startswith("mindspore.ops.") and last in FOLDED_OPS)):
+                return False  # a Parameter, a tensor computed by a cell, anything else
+        return True
+
     def _set_elsewhere(self, cls: ast.ClassDef, attr: str) -> bool:
         """Is `<x>.<attr>` set anywhere but by one statement of `cls` (another method, a
         subclass, `net.<attr> = ...`, `setattr`)? Another class's own `self.<attr>` is not."""
@@ -587,7 +626,8 @@ class Values:
 
     def _indexed_result(self, e: ast.Subscript, func: ast.AST | None) -> av.Value | None:
         """`ops.topk(x, k)[1]` / `x.topk(k)[1]`: an item of fixed dtype of the tuple a
-        MindSpore function or tensor method returns (ms_join.json `indexed_result_dtypes`)."""
+        MindSpore function or tensor method returns, `ops.max(x)[0]` one of the input's
+        dtype (ms_join.json `indexed_result_dtypes`)."""
         call, index = e.value, e.slice
         if type(call) is not ast.Call or type(index) is not ast.Constant or type(call.func) is not ast.Attribute:
             return None
@@ -598,9 +638,18 @@ class Values:
         if q.startswith("mindspore."):
             if q.rpartition(".")[0] != "mindspore.ops":
                 return None
+            dtype = av.indexed_result_dtype(name, index.value)
+            source = av.reduced_input(call)
         elif self.a.kind(call.func.value, func) != Kind.TENSOR and not isinstance(self.of(call.func.value, func), av.Tensor):
             return None
-        dtype = av.indexed_result_dtype(name, index.value)
+        else:
+            dtype = av.indexed_result_dtype(name, index.value, call)
+            source = call.func.value
+        if dtype == av.INPUT:
+            # `ops.max(lengths)[0]`: the values keep the input's dtype
+            reduced = self.of(source, func) if source is not None else av.UNKNOWN
+            dtype = reduced.dtype if isinstance(reduced, av.Tensor) else None
+            return av.Tensor(dtype) if dtype is not None else None
         return av.Tensor(dtype) if dtype is not None else None
 
     # ------------------------------------------------------------------ calls
@@ -649,13 +698,18 @@ class Values:
             # against a tensor or a run-time number of the other kind under a tensor `if` it
             # fails at both levels, against a Python number or a run-time float it compiles
             # (measured, written/heldout41d case `r2_cotta_python_if_anchor_returns_numpy_float`
-            # and probes `fix41d_np_*`). Of anything but a literal it is left unknown: there
-            # a mix with a Python number of the other kind compiles under LAX (probe
-            # `fix41d_np_f32_shape_vs_int_zero`), which a Scalar would report.
+            # and probes `fix41d_np_*`), except with a constant Python number of the other kind,
+            # which only STRICT refuses (`numpy=True`: see `av.join`).
+            kind = _NUMPY_SCALAR_KINDS[last]
             literal = _numeric_literal(e.args[0])
             if literal is not None:
-                kind = _NUMPY_SCALAR_KINDS[last]
-                return av.Scalar(kind, float(literal) if kind == "float" else int(literal))
+                return av.Scalar(kind, float(literal) if kind == "float" else int(literal), numpy=True)
+            if self.a.kind(e.args[0], func) == Kind.CONST and isinstance(self._value(e.args[0], func, d), av.Scalar):
+                # of a number known while compiling (`np.float32(x.shape[0])`): a constant
+                # whose value we do not follow; joined with a tensor it fails at both levels,
+                # with a Python number of the other kind only under STRICT (`av.join`;
+                # written/heldout41d probes `fix41d_np_f32_of_shape_vs_tensor`, `_shape_vs_int_zero`)
+                return av.Scalar(kind, numpy=True)
         if isinstance(f, ast.Attribute) and f.attr == "get" and 1 <= len(e.args) <= 2 and not e.keywords:
             item = self._constant_dict_item(f.value, e.args[0], e.args[1] if len(e.args) == 2 else None, func)
             if item is not None:

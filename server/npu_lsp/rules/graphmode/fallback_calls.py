@@ -172,6 +172,8 @@ def runtime_fallback(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
         return True
     if type(call.func) is ast.Name and call.func.id in ("min", "max"):
         return mixed_min_max(call, ctx, func)
+    if analyzer(ctx).host_read_while_compiling(call, func):
+        return False  # `self.w.asnumpy()` of a constant Tensor attribute: constant data
     if not lax_fallback_call(call, ctx, func):
         return False
     f = call.func

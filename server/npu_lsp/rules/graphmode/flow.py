@@ -44,8 +44,11 @@ from npu_lsp.astutil import (
 from npu_lsp.rules.graphmode import returns, xcalls
 from npu_lsp.rules.graphmode.abstract import (
     INDEXED_RESULT_DTYPES,
+    INPUT,
+    INPUT_DTYPE_FUNCTIONS,
     indexed_result_dtype,
     ops_function_dtype,
+    reduced_input,
 )
 from npu_lsp.rules.graphmode.helpers import own_statements, returns_in
 from npu_lsp.rules.graphmode.optimizer_facts import GET_LR, inherits_optimizer_method
@@ -122,7 +125,7 @@ _CONST_BUILTINS = frozenset(
 _SCALAR_BUILTINS = frozenset({"int", "float", "bool", "complex"})
 #: Tensor creation ops MindSpore 2.10 folds on constant inputs (`int(ops.ones((), ms.int32))`
 #: compiles under STRICT)
-_FOLDED_OPS = frozenset({"ones", "zeros", "full", "fill", "ones_like", "zeros_like", "arange", "eye"})
+FOLDED_OPS = frozenset({"ones", "zeros", "full", "fill", "ones_like", "zeros_like", "arange", "eye"})
 #: functional ops MindSpore 2.10 folds on tensors it folded (and constants): measured,
 #: written/heldout29b probes `fix29d_pad_*` (`int((shape[2] * ops.minimum(Tensor(a),
 #: Tensor(b))).item())` as `ops.pad`'s width compiles; `ops.maximum` of the same does not)
@@ -1721,19 +1724,26 @@ class Analyzer:
                     out.add(dt)
         return frozenset(out)
 
-    def _indexed_result_dtype(self, call: object, index: object, fn: _Fn) -> str | None:
-        """The fixed dtype of item `index` of what `call` returns: a `mindspore.ops`
-        function or a tensor method listed in ms_join.json `indexed_result_dtypes`
-        (`ops.topk(x, k)[1]`, `x.sort()[1]`: Int32 indices), else None."""
+    def _indexed_result_dtype(self, call: object, index: object, fn: _Fn, depth: int = 0) -> str | None:
+        """The dtype of item `index` of what `call` returns: a `mindspore.ops` function or a
+        tensor method listed in ms_join.json `indexed_result_dtypes` (`ops.topk(x, k)[1]`,
+        `x.sort()[1]`: Int32 indices; `ops.max(x)[0]`: the values, of `x`'s dtype), else None."""
         if type(call) is not ast.Call or type(call.func) is not ast.Attribute or call.func.attr not in INDEXED_RESULT_DTYPES:
             return None
         q = self.ctx.qualname(call.func) or ""
         if q.startswith("mindspore."):
             if q.rpartition(".")[0] != "mindspore.ops":
                 return None
+            dtype = indexed_result_dtype(call.func.attr, index)
+            source = reduced_input(call)
         elif self._kind(call.func.value, fn) != Kind.TENSOR:
             return None  # a method of something not known to be a tensor
-        return indexed_result_dtype(call.func.attr, index)
+        else:
+            dtype = indexed_result_dtype(call.func.attr, index, call)
+            source = call.func.value
+        if dtype != INPUT:
+            return dtype
+        return self._dtype(source, fn, depth + 1) if source is not None else None
 
     def _compute_numpy(self, fn: _Fn, name: str) -> bool:
         return any(
@@ -3167,9 +3177,7 @@ class Analyzer:
                 return Kind.CONST
             recv = self._kind(f.value, fn)
             if method in _HOST_METHODS:
-                if method == "item" and recv == Kind.TENSOR and self._folded_tensor(f.value, fn, 0):
-                    # `(shape[2] * Tensor(c)).item()`: folded while compiling, as `int(...)`
-                    # of it is (measured, written/heldout29b probes `fix29d_pad_*`)
+                if recv == Kind.TENSOR and self._read_while_compiling(f.value, method, fn):
                     return Kind.UNKNOWN
                 return Kind.VAR if recv.dynamic else recv
             if isinstance(f.value, ast.Name) and f.value.id == "self":
@@ -3725,7 +3733,7 @@ class Analyzer:
         last = q.rsplit(".", 1)[-1]
         made = q.startswith("mindspore.") and (
             last == "Tensor"
-            or (q.startswith("mindspore.ops.") and last[:1].islower() and last in _FOLDED_OPS)
+            or (q.startswith("mindspore.ops.") and last[:1].islower() and last in FOLDED_OPS)
         )
         args = [*e.args, *(k.value for k in e.keywords)]
         if not made and q.startswith("mindspore.ops.") and last in _FOLDED_ON_FOLDED:
@@ -3733,6 +3741,30 @@ class Analyzer:
                 self._kind(a, fn) == Kind.CONST or self._folded_tensor(a, fn, depth + 1) for a in args
             )
         return made and all(self._kind(a, fn) == Kind.CONST for a in args)
+
+    def host_read_while_compiling(self, call: ast.Call, func: ast.AST | None = None) -> bool:
+        """Is `call` a host read (`t.asnumpy()`, `t.tolist()`, `t.item()`) of a tensor whose
+        value MindSpore holds while compiling, so that it runs then and gives constant data
+        rather than a run-time Python object?"""
+        f = call.func
+        if type(f) is not ast.Attribute or f.attr not in _HOST_METHODS or call.args or call.keywords:
+            return False
+        fn = self._fn(func if func is not None else self.ctx.function)
+        return self._answer(fn, lambda: self._read_while_compiling(f.value, f.attr, fn), False)
+
+    def _read_while_compiling(self, recv: ast.expr, method: str, fn: _Fn) -> bool:
+        """`(shape[2] * Tensor(c)).item()`: folded while compiling, as `int(...)` of it is
+        (measured, written/heldout29b probes `fix29d_pad_*`); so are `c.asnumpy()` of `c =
+        ops.ones(...)` and the host data of a Tensor attribute the Cell holds as a constant
+        (`self.w.asnumpy()`, written/heldout41c probes `fix42a_an_*`; `item` of one is not
+        measured)."""
+        if self._folded_tensor(recv, fn, 0):
+            return True
+        if method == "item" or not isinstance(fn.func, ast.FunctionDef):
+            return False
+        from npu_lsp.rules.graphmode.abstract_eval import values  # imports this module
+
+        return values(self.ctx).constant_tensor_attr(recv, fn.func)
 
     def _created_tensor(self, e: ast.AST, fn: _Fn) -> bool:
         if isinstance(e, ast.Name):
@@ -3749,7 +3781,7 @@ class Analyzer:
         q = self.ctx.qualname(e.func) or ""
         last = q.rsplit(".", 1)[-1]
         made = q.startswith("mindspore.") and (
-            last == "Tensor" or (q.startswith("mindspore.ops.") and last[:1].islower() and last in _FOLDED_OPS)
+            last == "Tensor" or (q.startswith("mindspore.ops.") and last[:1].islower() and last in FOLDED_OPS)
         )
         return made and all(self._kind(a, fn) == Kind.CONST for a in [*e.args, *(k.value for k in e.keywords)])
 
@@ -3948,7 +3980,7 @@ class Analyzer:
             return "bool" if isinstance(e.op, ast.Not) else self._dtype(e.operand, fn, depth + 1)
         if isinstance(e, ast.Subscript):
             if type(e.value) is ast.Call and type(e.slice) is ast.Constant:
-                fixed_item = self._indexed_result_dtype(e.value, e.slice.value, fn)
+                fixed_item = self._indexed_result_dtype(e.value, e.slice.value, fn, depth)
                 if fixed_item is not None:
                     return fixed_item
             return self._dtype(e.value, fn, depth + 1)
@@ -3974,9 +4006,14 @@ class Analyzer:
         if explicit is not None:
             return explicit
         f = e.func
-        fixed = ops_function_dtype(self.ctx.qualname(f) or "")
+        q = self.ctx.qualname(f) or ""
+        fixed = ops_function_dtype(q)
         if fixed is not None:
             return fixed
+        module, _, last = q.rpartition(".")
+        if module == "mindspore.ops" and last in INPUT_DTYPE_FUNCTIONS:
+            source = reduced_input(e)  # `ops.amax(x)`: a tensor of `x`'s dtype
+            return self._dtype(source, fn, depth + 1) if source is not None else None
         name = f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
         if name.lower() in _DTYPE_CHANGING:
             return None

@@ -74,6 +74,11 @@ class Int32ItemAsIndex(GraphRule):
     or `float(...)`, needs a `ScalarCast` the CPU backend has no kernel for: `Select CPU
     operator[ScalarCast] fail! Unsupported data type!` at every level, even when the result
     is only multiplied; `int(lengths.max())` of the tensor and an int64 item compile.
+    The values `ops.max(t)[0]`, `ops.min(t, 0)[0]`, `ops.amax(t)`, `ops.sort(t)[0]`,
+    `ops.aminmax(t)[1]` keep `t`'s dtype, and `ops.cummin(t, 0)[1]` is Int32 indices
+    (ms_join.json `indexed_result_dtypes`; Tacotron's `int(ops.max(lengths)[0].item())`
+    fails the same way); the indices of `ops.max` / `ops.median` / `ops.cummax` and of
+    `t.max(axis=0, return_indices=True)` are Int64 and compile.
     Membership of the Int32 item in a sequence of Python numbers (Int64 ints, Float32
     floats) fails with `For InSequence, the list existing item abstract ... Int64 ... is
     not same with the new added item abstract ... Int32`; a dict, `int(t)` and

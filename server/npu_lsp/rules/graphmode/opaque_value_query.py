@@ -466,7 +466,8 @@ def _helper_calls_sub_cell(call: ast.Call, name: str, ctx: Context) -> bool:
 class FallbackValueShapeQuery(GraphRule):
     """## What it does
     Under the default LAX syntax level, flags a value made by JIT Fallback (a call MindSpore
-    runs as Python: `x.asnumpy()`, a builtin it does not compile applied to a tensor, a
+    runs as Python: `x.asnumpy()` (not of a tensor it holds as a constant while compiling: a
+    Tensor attribute `__init__` built, `ops.ones(...)`), a builtin it does not compile applied to a tensor, a
     standard-library or `functools.partial` callable, a container method only LAX allows),
     or computed from one, when it reaches MindSpore code that reads its shape or dtype: its
     `.dtype` given to an operator (`ops.cast(v, v.dtype)`, `x.astype(d)` after `d = v.dtype`;

@@ -27,8 +27,10 @@ class ReversedCellList(GraphRule):
     (`for i in reversed(range(len(self.layers)))`, whatever the body does: the script is given
     the CellList; `reversed(range(self.n))` and `reversed(range(n))` of `n = len(self.layers)`
     compile, with `self.layers[i]` in the body); also `reversed()` of a Python container holding the
-    CellList (`reversed(list(zip(feats, self.lateral)))`, `reversed(list(self.up))`) and a
-    `zip` of the CellList with a `reversed()` list (`zip(self.up, reversed(skips))`). The same
+    CellList, a slice of it or cells of it (`reversed(list(zip(feats, self.lateral)))`,
+    `reversed(list(self.up))`, `reversed(list(zip(feats[:2], self.up[:2])))`,
+    `reversed((self.up[0], self.up[2]))`; a display of plain sub-cells compiles) and a
+    `zip` of the CellList or a slice of it with a `reversed()` list (`zip(self.up, reversed(skips))`). The same
     holds for any builtin the graph does not implement, for the functions of `itertools`
     (`itertools.chain(self.stem, self.body)`, `islice(self.body, 1)`) and for `functools.reduce` given the
     CellList itself or a generator expression over it (`any(isinstance(m, nn.Dropout)
@@ -82,7 +84,12 @@ class ReversedCellList(GraphRule):
       `r2_misc_reversed_range_index_clean` and probes `fix37d_rr_*`: `reversed(range(len(self.layers)))`
       fails even when the body never indexes the cells; `reversed(range(self.n))`, `reversed(range(3))`,
       `reversed(range(n))` of a local `n = len(self.layers)`, and `range(len(self.layers) - 1, -1, -1)`
-      compile with `self.layers[i]` in the body, alike or different cells.
+      compile with `self.layers[i]` in the body, alike or different cells. Written/heldout42b case
+      `r2_fused_none_reversed_range_clean_start` and probes `fix42b_rz_*`: `reversed` of a list / tuple /
+      `enumerate` / `zip` holding a slice of a CellList (sliced once or twice), of a local bound to one,
+      and of a display of CellList items (`(self.proj[0], self.proj[2])`) fails at both levels, as does
+      `zip(self.proj[:2], reversed(...))`; `reversed([self.fc1, self.fc2])` of plain sub-cells (also
+      zipped), a SequentialCell's slice in the same `zip` and `[self.proj[0], self.proj[2]][::-1]` compile.
     """
 
     nodes = (ast.Call,)
@@ -124,7 +131,7 @@ class ReversedCellList(GraphRule):
             # a slice of a CellList is a CellList: `reversed(self.laterals[:-1])` fails as
             # `reversed(self.laterals)` does (measured, written/heldout30a case
             # `r2_topdown_reversed_zip_prev_first_lateral` and probes `fix30e_rz_*`)
-            held = _cell_list_attr(arg.value, ctx)
+            held = _cell_list_slice(arg, ctx)
             if held is not None:
                 yield ctx.diagnostic(
                     self,
@@ -138,7 +145,7 @@ class ReversedCellList(GraphRule):
                 yield ctx.diagnostic(
                     self,
                     node,
-                    f"`{ctx.segment(node)}` reverses a Python container holding the CellList `self.{inner}`: it is interpreted, not compiled, and its items cannot be typed (Unsupported element type[unknown]); slice instead (`list(zip(...))[::-1]`, `self.{inner}[::-1]`)",
+                    f"`{ctx.segment(node)}` reverses a Python container holding the CellList `self.{inner}` (or a slice or cells of it): it is interpreted, not compiled, and its items cannot be typed (Unsupported element type[unknown]); slice instead (`list(zip(...))[::-1]`, `self.{inner}[::-1]`)",
                 )
                 return
         if held is not None:
@@ -205,7 +212,7 @@ class ReversedCellList(GraphRule):
         rev = _zip_reversed_arg(node)
         if rev is None:
             return
-        held = next((h for a in node.args if a is not rev and (h := _cell_list_attr(a, ctx)) is not None), None)
+        held = next((h for a in node.args if a is not rev and (h := _cell_list_slice(a, ctx)) is not None), None)
         if held is None:
             return
         yield ctx.diagnostic(
@@ -267,14 +274,26 @@ def _zip_reversed_arg(call: ast.Call) -> ast.Call | None:
 
 
 def _holds_cell_list(e: ast.expr, ctx: Context, depth: int) -> str | None:
-    """The CellList attribute `e` wraps: `self.layers` itself, `list(self.layers)`,
-    `zip(feats, self.layers)`, `list(zip(...))`, or a local bound once to one of those."""
+    """The CellList attribute `e` wraps: `self.layers` itself or a slice of it
+    (`self.layers[:2]`, `self.layers[1:][:2]`), `list(self.layers)`, `zip(feats, self.layers[1:])`,
+    `list(zip(...))`, a list or tuple display of those or of items of the CellList
+    (`[self.layers[0], self.layers[2]]`), or a local bound once to one of those.
+    Measured (written/heldout42b case `r2_fused_none_reversed_range_clean_start`, probes
+    `fix42b_rz_*`): `reversed()` of each of these fails at both levels with Unsupported element
+    type[unknown] (a local bound to one: "Cast-op0 does not support this kernel data type"), while
+    a display of plain sub-cells (`reversed([self.fc1, self.fc2])`, zipped too) and containers of
+    a SequentialCell's slice compile."""
     if depth > 3:
         return None
-    held = _cell_list_attr(e, ctx)
+    held = _cell_list_slice(e, ctx)
     if held is not None:
         return held
-    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in _WRAPPERS and not e.keywords:
+    if isinstance(e, (ast.List, ast.Tuple)):
+        for elt in e.elts:
+            inner = _cell_list_item(elt, ctx) or _holds_cell_list(elt, ctx, depth + 1)
+            if inner is not None:
+                return inner
+    elif isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in _WRAPPERS and not e.keywords:
         for a in e.args:
             inner = _holds_cell_list(a, ctx, depth + 1)
             if inner is not None:
@@ -283,6 +302,22 @@ def _holds_cell_list(e: ast.expr, ctx: Context, depth: int) -> str | None:
         bound = analyzer(ctx).single_assignment(e.id, ctx.function)
         if isinstance(bound, ast.Call):
             return _holds_cell_list(bound, ctx, depth + 1)
+    return None
+
+
+def _cell_list_slice(e: ast.expr, ctx: Context) -> str | None:
+    """`attr` when `e` is the CellList `self.attr` or a slice of it, sliced any number of times
+    (a slice of a CellList is a CellList)."""
+    while isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Slice):
+        e = e.value
+    return _cell_list_attr(e, ctx)
+
+
+def _cell_list_item(e: ast.expr, ctx: Context) -> str | None:
+    """`attr` when `e` is one cell of a CellList picked by an index (`self.layers[0]`, of a
+    slice too)."""
+    if isinstance(e, ast.Subscript) and not isinstance(e.slice, ast.Slice):
+        return _cell_list_slice(e.value, ctx)
     return None
 
 

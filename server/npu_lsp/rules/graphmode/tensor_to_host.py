@@ -8,9 +8,11 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode import constructed
 from npu_lsp.rules.graphmode.const_tensor import constant_tensor
-from npu_lsp.rules.graphmode.flow import AUGMENTED, Kind, analyzer
+from npu_lsp.rules.graphmode.flow import AUGMENTED, FOLDED_OPS, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.tensor_names import TENSOR_MAKERS
 
 
 @rule(code="MS130", name="tensor-to-host", severity="error", family="graphmode")
@@ -21,7 +23,8 @@ class TensorToHost(GraphRule):
     on the variable of a `for` or a comprehension over a local list grown only with tensors
     (`for h in hist[::-1]: h.tolist()`; for `asnumpy()`, grown with any graph value, also
     an item `fisher[0]` and a tensor method's result on one: `[f.mean().asnumpy() for f in
-    fisher]`).
+    fisher]`), and on a module-level tensor an `@ms.jit` function reads (`W.asnumpy()` with
+    `W = Tensor(...)`: a constant to MindSpore, whose STRICT graph still refuses it).
 
     ## Why is this bad?
     STRICT compiles everything into the graph and has no host objects: MindSpore stops with
@@ -68,14 +71,19 @@ class TensorToHost(GraphRule):
         f = node.func
         a = analyzer(ctx)
         if isinstance(f, ast.Attribute) and f.attr == "asnumpy" and not node.args:
-            if a.kind(f.value) != Kind.CONST or isinstance(f.value, ast.Attribute) or _appended_tensor_item(f.value, ctx):
+            if (
+                a.kind(f.value) != Kind.CONST
+                or isinstance(f.value, ast.Attribute)
+                or _appended_tensor_item(f.value, ctx)
+                or module_tensor(f.value, ctx)
+            ):
                 yield ctx.diagnostic(
                     self, node, "`asnumpy()` is not available under the STRICT syntax level"
                 )
         elif isinstance(f, ast.Attribute) and f.attr in ("tolist", "numpy") and not node.args:
             # measured: `x.numpy()` (Tensor.numpy, the PyTorch spelling) fails under STRICT
             # exactly as `asnumpy()` does ("cannot get attributes numpy")
-            if a.kind(f.value) == Kind.TENSOR or _loop_over_appended_tensors(f.value, ctx):
+            if a.kind(f.value) == Kind.TENSOR or _loop_over_appended_tensors(f.value, ctx) or module_tensor(f.value, ctx):
                 yield ctx.diagnostic(
                     self,
                     node,
@@ -88,6 +96,26 @@ class TensorToHost(GraphRule):
                 f"`{f.id}()` of a tensor is not available under the STRICT syntax level (MindSpore: "
                 f"{_STRING_ERROR[f.id]}); format it outside compiled code, or print it (`print(\"x\", x)`)",
             )
+
+
+def module_tensor(e: ast.expr, ctx: Context) -> bool:
+    """Is `e` a module-level name (not bound in the function) bound to a tensor
+    (`W = Tensor(np.ones((2, 3)))`, `ops.ones(...)`)? The flow model holds it as a constant;
+    it is a constant Tensor to MindSpore too, and STRICT refuses its host methods as any
+    tensor's (measured, written/heldout41c probe `fix42a_an_jit_global_dense_clean`: "In
+    JIT strict mode, cannot get attributes asnumpy or the Tensor[Float32] object"; LAX
+    compiles it)."""
+    if type(e) is not ast.Name or ctx.function is None or analyzer(ctx).bindings_of(e.id, ctx.function):
+        return False
+    args = getattr(ctx.function, "args", None)
+    if isinstance(args, ast.arguments) and any(a.arg == e.id for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)):
+        return False
+    value = constructed.built(e, None, ctx)
+    if type(value) is not ast.Call:
+        return False
+    q = ctx.qualname(value.func) or ""
+    module, _, last = q.rpartition(".")
+    return q in TENSOR_MAKERS or (module == "mindspore.ops" and last in FOLDED_OPS)
 
 
 _MUTATORS = frozenset({"extend", "insert", "__setitem__", "__iadd__"})
