@@ -15,6 +15,7 @@ from npu_lsp.rules.graphmode.list_grown_in_tensor_loop import (
     dynamic_length_rows,
     iterated_declared_dynamic,
 )
+from npu_lsp.rules.graphmode.ranks import run_time_sizes
 
 # Every consumer below was measured on MindSpore 2.10 (CPU, LAX and STRICT): written/lax
 # probes `genfresh34_dy_comp_*` and `fix35b_dy_comp_*`. What both levels refuse:
@@ -38,7 +39,9 @@ class DynamicLengthRowsRead(GraphRule):
     or beyond, at every syntax level; under LAX also given to `len`, iterated by a `for`,
     or indexed from the end (`rows[-1]`). `zip` given such a tensor, at every level. Over
     the result of a dynamic-shape operation (`v = ops.masked_select(x, x > 0)`), given to
-    `len` or `sum`, at every level.
+    `len` or `sum`, at every level. A slice `x[:n]` of an `ms.mutable(2)` the entry call
+    gives (an `@ms.jit` function, `ms.jit(net.construct)`) is such a tensor too, and so is
+    what keeps its first dimension; over it `rows[-1]` compiles.
 
     ## Why is this bad?
     MindSpore 2.10 cannot unroll a comprehension over rows it cannot count while compiling,
@@ -77,7 +80,8 @@ class DynamicLengthRowsRead(GraphRule):
     - Measured on MindSpore 2.10 (CPU), LAX and STRICT: written/lax probes
       `genfresh34_dy_comp_*` and `fix35b_dy_comp_*`, `fix35b_dy_col_*` (a declared `[2, 3]`
       compiles; so do `rows[0]` and a comprehension of arithmetic returned); returned
-      comprehensions: `genfresh39_si_ret_*`, `genfresh39_si_return_*`; concatenation:
+      comprehensions: `genfresh39_si_ret_*`, `genfresh39_si_return_*`; over `x[:n]` of an
+      `ms.mutable` int: `genfresh42_sl_*` (a plain `2` compiles); concatenation:
       `fix35b_dy_comp_concat`, `fix36b_cc_*`.
     """
 
@@ -90,7 +94,7 @@ class DynamicLengthRowsRead(GraphRule):
         t = type(node)
         if t is ast.Call:
             return self._call(node, ctx)  # type: ignore[arg-type]
-        if not ctx.mentions("set_inputs"):
+        if not run_time_sizes(ctx):
             return ()  # (a `for` or an index reads only a comprehension over a declared input's rows)
         lax = not ctx.scope.strict
         if t is ast.For and lax and _rows_of(node.iter, ctx) is not None:  # type: ignore[attr-defined]
@@ -113,7 +117,7 @@ class DynamicLengthRowsRead(GraphRule):
         it to the root that returns it fails too (probe `genfresh39_si_ret_comp_subcell`),
         but what else a caller does with it is not measured."""
         scope = ctx.scope
-        if scope is None or scope.kind != "construct" or scope.function is not ctx.function or getattr(scope, "call_sites", None):
+        if scope is None or scope.kind not in ("construct", "jit") or scope.function is not ctx.function or getattr(scope, "call_sites", None):
             return ()
         out = []
         for item in value.elts if type(value) is ast.Tuple else [value]:
@@ -139,6 +143,10 @@ class DynamicLengthRowsRead(GraphRule):
         probes `fix35b_dy_comp_idx1`, `comp_idx_neg`, `genfresh34_dy_comp_cat`)."""
         i = _int_index(node.slice)
         if i is None or i == 0 or (i < 0 and not lax):
+            return ()
+        if i < 0 and ctx.mentions("mutable"):
+            # over `x[:n]` of an `ms.mutable` int, `rows[-1]` compiles (written/lax probe
+            # `genfresh42_sl_jit_idxneg_comp`); only a `set_inputs` dimension was measured to fail
             return ()
         if type(node.value) is not ast.Name or _rows_of(node.value, ctx) is None:
             return ()
@@ -210,7 +218,7 @@ class DynamicLengthRowsRead(GraphRule):
                     ctx.diagnostic(
                         self,
                         node,
-                        f"`{ctx.segment(a)}` is a tensor whose shape is known only at run time (`set_inputs` declares a dimension `None`): MindSpore 2.10 cannot zip a sequence of dynamic length (\"For 'zip', the dynamic length input is unsupported in graph mode\"); index the rows with `range` of a fixed size or compute on the tensors themselves",
+                        f"`{ctx.segment(a)}` is a tensor whose shape is known only at run time (`set_inputs` declares a dimension `None`, or `x[:n]` of an `ms.mutable` int): MindSpore 2.10 cannot zip a sequence of dynamic length (\"For 'zip', the dynamic length input is unsupported in graph mode\"); index the rows with `range` of a fixed size or compute on the tensors themselves",
                     )
                 ]
         return ()
@@ -277,7 +285,7 @@ def _computed_message(name: str) -> str:
 def _message(how: str, said: str, lax_only: bool) -> str:
     level = "under LAX " if lax_only else ""
     return (
-        f"this list comprehension runs over the rows of a tensor whose shape is known only at run time (`set_inputs` declares a dimension `None`):"
-        f" MindSpore 2.10 makes it a sequence of dynamic length, and {how} fails {level}(\"{said}\"); compute on the tensor itself"
-        " (`x.sum()`, `x.shape[0]`, `x[-1]`) or declare the size in `set_inputs`"
+        f"this list comprehension runs over the rows of a tensor whose shape is known only at run time (`set_inputs` declares a dimension `None`,"
+        f" or `x[:n]` of an `ms.mutable` int): MindSpore 2.10 makes it a sequence of dynamic length, and {how} fails {level}(\"{said}\");"
+        " compute on the tensor itself (`x.sum()`, `x.shape[0]`, `x[-1]`) or give the size as a constant"
     )

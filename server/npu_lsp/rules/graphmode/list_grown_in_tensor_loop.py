@@ -23,7 +23,7 @@ from npu_lsp.rules.graphmode.entries import entry_callers
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, file_mentions
 from npu_lsp.rules.graphmode.host_values import host_scalar
-from npu_lsp.rules.graphmode.ranks import declared_dynamic_size
+from npu_lsp.rules.graphmode.ranks import declared_dynamic_size, run_time_sizes
 
 _GROW = frozenset({"append", "extend", "insert"})
 #: the builtins that fold a whole list and fail on an empty one, as MindSpore compiles them
@@ -341,7 +341,7 @@ class ListGrownInTensorLoop(GraphRule):
             yield ctx.diagnostic(
                 self,
                 node,
-                f"the list comprehension on line {rows.lineno} runs over `{ctx.segment(rows.generators[0].iter)}`, a tensor whose shape is known only at run time (`set_inputs` declares a dimension `None`): MindSpore makes it a sequence of dynamic length, which cannot be stacked (\"'TensorType' object is not subscriptable\"); stack or slice the tensor itself",
+                f"the list comprehension on line {rows.lineno} runs over `{ctx.segment(rows.generators[0].iter)}`, a tensor whose shape is known only at run time (`set_inputs` declares a dimension `None`, or `x[:n]` of an `ms.mutable` int): MindSpore makes it a sequence of dynamic length, which cannot be stacked (\"'TensorType' object is not subscriptable\"); stack or slice the tensor itself",
             )
             return
         repeat = _repeated_by_scalar(arg, node, ctx)
@@ -712,7 +712,7 @@ def dynamic_length_rows(arg: ast.expr, ctx: Context) -> ast.ListComp | ast.Gener
     object is not subscriptable"), what else does is MS243's; indexing it from the front
     and returning it compile."""
     func = ctx.function
-    if not ctx.mentions("set_inputs") or func is None:
+    if not run_time_sizes(ctx) or func is None:
         return None
     if type(arg) is ast.Name:
         value = analyzer(ctx).single_assignment(arg.id, func)
@@ -941,7 +941,10 @@ def iterated_declared_dynamic(it: ast.expr, ctx: Context, comprehension: bool = 
     if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" and len(it.args) == 1:
         it = it.args[0]
     if not ctx.mentions("set_inputs"):
-        return False
+        # a comprehension over `x[:n]` of an `ms.mutable` int is one of run-time length too
+        # (written/lax probes `genfresh42_sl_*`); a `for` statement over it is not measured
+        func = func if func is not None else ctx.function
+        return comprehension and func is not None and ctx.mentions("mutable") and declared_dynamic_size(it, None, func, ctx, comprehension=True)
     if isinstance(it, ast.Name):
         # any dimension: iterating `[2, None]` is of dynamic length too (probes
         # genfresh34_dy_for_stack_col, fix35b_dy_col_*: "got '0'", "empty sequence", "'TensorType'")

@@ -38,7 +38,9 @@ class MultiElementTensorToScalar(GraphRule):
     stored and read at constant indices (`outs = [None, None]; outs[0] = x * 2`), loops over
     `range` (an int each pass, also of a bound known only at run time: `range(n)` of an
     `ms.mutable(2)`) and lists of numbers (a `for` over a list display a name holds is unrolled, its
-    `if best is None or v > best:` decided on each pass), dicts of numbers, and `min` / `max` / `math` functions of
+    `if best is None or v > best:` decided on each pass), dicts of numbers, numbers a plain
+    object or `@ms.jit_class` instance held on `self` sets in its `__init__` (`x *
+    self.tracker.scale`, also of one object two sub-cells share), and `min` / `max` / `math` functions of
     numbers known while compiling (of a run-time scalar, such as `max(float(x[0, 0]), 0.5)`,
     they run by JIT Fallback under LAX: what they touch becomes a Python object whose
     `argmax()` runs as in PyNative, and nothing is said). Notably

@@ -63,6 +63,10 @@ NUM_DICT: Final = "num_dict"
 #: (measured, written/gen18 probes `genfresh27_it_*`: `.item()` of `(x + y)[0, 0]` fails
 #: with "The tensor should have only one element. But the shape of input tensor is None.")
 DYN_RANK: Final = "dyn_rank"
+#: in the runs of `declared_dynamic_size` only: an int the entry call gives as `ms.mutable(2)`,
+#: unknown while compiling, so `x[:n]` has a first dimension known only at run time (it is
+#: given the run's probe size); elsewhere it is as unknown as None
+RUN_TIME_INT: Final = "run_time_int"
 #: prefix of an env key holding the items of a list display or unrolled comprehension a name
 #: was bound to (`Items`), forgotten when a statement may change the list
 _LIST: Final = "[]"
@@ -799,10 +803,31 @@ class Ranks:
         for call, where, target in self._entry_calls():
             env = self._bind(target, call, lambda a, w=where: self.host.of(a, w))
             if env is not None and self.probe is not None:
-                env = self._declared(target, env, self.probe)
+                mutable = self._mutable_ints(target, call)
+                env = self._declared(target, env, self.probe) if not mutable else {**env, **mutable}
             if env is not None and any(is_tensor(v) for v in env.values()):
                 ranks_in = {_INPUT_RANK + n: len(v) for n, v in env.items() if isinstance(v, tuple)}
                 self.analyse(target, {**env, **ranks_in}, 0)
+
+    def _mutable_ints(self, target: ast.FunctionDef, call: ast.Call) -> Env:
+        """`RUN_TIME_INT` for each parameter of `target` the entry `call` gives `ms.mutable(<int>)`
+        (positionally; written/lax probes `genfresh42_sl_*`: `x[:n]` of such an `n` then
+        behaves as an input `set_inputs` declares `[None, 3]`, in a `@ms.jit` function or
+        `ms.jit(net.construct)`; a plain `2` compiles)."""
+        if not self.ctx.mentions("mutable"):
+            return {}
+        params = [a.arg for a in [*target.args.posonlyargs, *target.args.args]]
+        if params and params[0] == "self":
+            params = params[1:]
+        return {
+            p: RUN_TIME_INT
+            for p, a in zip(params, call.args, strict=False)
+            if type(a) is ast.Call
+            and len(a.args) == 1
+            and type(a.args[0]) is ast.Constant
+            and type(a.args[0].value) is int
+            and self.ctx.qualname(a.func) == "mindspore.mutable"
+        }
 
     def _declared(self, target: ast.FunctionDef, env: Env, probe: int) -> Env | None:
         """`env` with the inputs `set_inputs` declares for `target`'s network (a `construct`)
@@ -1391,6 +1416,8 @@ class Ranks:
             if not isinstance(base, tuple):
                 return None
             idx = e.slice
+            if self.probe is not None and base and type(idx) is ast.Slice and _run_time_stop(idx, env):
+                return (self.probe, *base[1:])  # `x[:n]` of an `ms.mutable` int: a run-time size
             at = env.get(idx.id) if isinstance(idx, ast.Name) else None
             if isinstance(at, int) and not isinstance(at, bool):
                 idx = ast.Constant(at)  # a loop's constant on an unrolled pass
@@ -1744,9 +1771,113 @@ class Ranks:
             # `self.sizes = (1, 2)`: `for s in self.sizes: x = x + s` adds a number (fresh
             # v6 seed 12000242)
             return NUMS
-        if isinstance(e, ast.Attribute) and (self._number_field(e, func) or self._loop_built_number(e, func)):
+        if isinstance(e, ast.Attribute) and (
+            self._number_field(e, func) or self._loop_built_number(e, func) or self._held_object_number(e, func)
+        ):
             return NUM
         return None
+
+    def _held_object_number(self, e: ast.Attribute, func: ast.AST) -> bool:
+        """`self.tracker.scale` where `self.tracker` holds an instance of a plain class or a
+        `@ms.jit_class` of this file whose `__init__` sets `self.scale` to a number literal,
+        the file's only store of an attribute of that name: a Python number, a constant of
+        the graph. The object may be built in this `__init__` (`self.tracker = Tracker()`) or
+        given to it (`Reader(shared)` with `shared = Tracker()`, also shared by two sub-cells).
+        Measured at both levels (written/lax probes `genfresh42_tr_*`, difftest v6 seed
+        12002072): `x * self.tracker.scale` and `x + self.tracker.n * 0` keep `x`'s shape."""
+        holder = e.value
+        if not (type(holder) is ast.Attribute and _self_attr(holder)):
+            return False
+        key = ("ranks.held-object-number", id(func), holder.attr, e.attr)
+        hit = self.ctx.cache.get(key)
+        if type(hit) is bool:
+            return hit
+        got = self.ctx.cache[key] = self._held_number_uncached(holder.attr, e.attr, func)
+        return got
+
+    def _held_number_uncached(self, holder: str, field: str, func: ast.AST) -> bool:
+        a = analyzer(self.ctx)
+        cls = a.owner_class(func)
+        if cls is None or instances(self.ctx).subclasses(cls) or not self._holder_set_once(holder, cls):
+            return False
+        held = a.self_values(cls).get(holder, [])
+        if len(held) != 1 or held[0] is None:
+            return False
+        built = self._built_classes(held[0], cls)
+        return bool(built) and all(self._number_only_field(c, field) for c in built)
+
+    def _holder_set_once(self, holder: str, cls: ast.ClassDef) -> bool:
+        """Is every store of an attribute named `holder` in the file a `self.<holder> = ...`
+        (other classes' own attributes, as two sub-cells sharing one object each keep it),
+        one of them in `cls`?"""
+        stores = instances(self.ctx).attr_stores(holder)
+        if not stores:
+            return False
+        inside = 0
+        for st in stores:
+            if type(st) is not ast.Assign or len(st.targets) != 1 or not _self_attr(st.targets[0]):
+                return False
+            inside += cls.lineno <= st.lineno <= (cls.end_lineno or cls.lineno)
+        return inside == 1
+
+    def _built_classes(self, value: ast.expr, cls: ast.ClassDef) -> list[ast.ClassDef]:
+        """The file's classes `value` (in `cls.__init__`) builds: `Tracker()` itself, or a
+        parameter every instantiation of `cls` gives a `Tracker()` (directly or through a
+        name bound once to one where the instance is built); [] when any is unknown."""
+        if type(value) is ast.Call:
+            found = self._class_called(value)
+            return [found] if found is not None else []
+        init = next((i for i in cls.body if type(i) is ast.FunctionDef and i.name == "__init__"), None)
+        if type(value) is not ast.Name or init is None:
+            return []
+        params = [p.arg for p in (*init.args.posonlyargs, *init.args.args)][1:]
+        if value.id not in params or self.host.bindings(init).get(value.id, [None])[1:]:
+            return []
+        at = params.index(value.id)
+        sites = instances(self.ctx).instantiations(cls.name)
+        out: list[ast.ClassDef] = []
+        for site in sites:
+            if any(type(x) is ast.Starred for x in site.args) or any(k.arg is None for k in site.keywords):
+                return []
+            arg = site.args[at] if at < len(site.args) else next((k.value for k in site.keywords if k.arg == value.id), None)
+            if type(arg) is ast.Name:
+                where = self.ctx.enclosing_function(site, lambdas=False) or self.ctx.tree
+                bound = self.host.only_binding(arg.id, where)
+                arg = bound[0] if bound is not None else None
+            found = self._class_called(arg) if type(arg) is ast.Call else None
+            if found is None:
+                return []
+            out.append(found)
+        return out
+
+    def _class_called(self, call: ast.Call) -> ast.ClassDef | None:
+        """The plain class or `@ms.jit_class` of this file `call` (`Tracker()`) builds."""
+        if type(call.func) is not ast.Name:
+            return None
+        bound = self.ctx.module_bindings().get(call.func.id, [])
+        c = bound[0] if len(bound) == 1 else None
+        if type(c) is not ast.ClassDef or c.keywords or any(not (type(b) is ast.Name and b.id == "object") for b in c.bases):
+            return None
+        if any(self.ctx.qualname(d) not in ("mindspore.jit_class", "mindspore.common.jit_class") for d in c.decorator_list):
+            return None
+        return c
+
+    def _number_only_field(self, c: ast.ClassDef, field: str) -> bool:
+        """Does `c.__init__` set `self.<field>` to a number literal, the file's only store of
+        an attribute of that name?"""
+        stores = instances(self.ctx).attr_stores(field)
+        if stores is None or len(stores) != 1:
+            return False
+        st = stores[0]
+        init = next((i for i in c.body if type(i) is ast.FunctionDef and i.name == "__init__"), None)
+        if init is None or st not in init.body or type(st) is not ast.Assign or len(st.targets) != 1:
+            return False
+        t, v = st.targets[0], st.value
+        if not (type(t) is ast.Attribute and _self_attr(t)):
+            return False
+        if type(v) is ast.UnaryOp and type(v.op) is ast.USub:
+            v = v.operand
+        return type(v) is ast.Constant and type(v.value) in (int, float)
 
     def _loop_built_number(self, e: ast.Attribute, func: ast.AST) -> bool:
         """`self.scale` in a method of the file's class whose `__init__` stores its argument
@@ -2255,11 +2386,16 @@ class Ranks:
         return got[0] if got else None
 
     def _constant(self, e: ast.expr, env: Env, func: ast.AST, depth: int) -> ast.expr:
-        """`e`, or the int constant a name holds (`x.sum(axis)` with `axis` given 0)."""
+        """`e`, or the int constant a name holds (`x.sum(axis)` with `axis` given 0), or
+        `int(Axis.COL)` of an int enum's member (`int_enum_value`)."""
         if isinstance(e, ast.Name):
             v = self.ev(e, env, func, depth)
             if isinstance(v, int):
                 return ast.Constant(v)
+        elif type(e) is ast.Call:
+            member = int_enum_value(e, self.ctx)
+            if member is not None:
+                return ast.Constant(member)
         return e
 
     def _binary(self, a: ast.expr, b: ast.expr, op: ast.operator, env: Env, func: ast.AST, depth: int) -> Val:
@@ -2827,6 +2963,9 @@ class Ranks:
                 # seed 11100150: a tensor plus it keeps its shape for MS136)
                 return NUM_ROWS
             if last in _NUMBER_BUILTINS:
+                member = int_enum_value(e, self.ctx) if last == "int" else None
+                if member is not None:
+                    return member  # `int(Axis.COL)`: a constant of the graph
                 # (also `round(float(s), 2)`: fresh v5 seed 11600158)
                 if e.args and not isinstance(e.args[0], (ast.Constant, ast.Starred)):
                     from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
@@ -3123,6 +3262,45 @@ def ranks(ctx: Context) -> Ranks:
 #: two sizes for a dimension `set_inputs` declares `None` (above `_UNROLL`: no `for` over
 #: such an axis is unrolled, as MindSpore cannot unroll one of unknown length)
 _PROBES: Final = (11, 13)
+
+
+def run_time_sizes(ctx: Context) -> bool:
+    """Can the file give a compiled entry a size known only at run time (`set_inputs` with a
+    `None` dimension, or an `ms.mutable(<int>)` argument a slice `x[:n]` may read)? Only
+    then can `declared_dynamic_size` say yes for a comprehension's rows."""
+    return ctx.mentions("set_inputs") or ctx.mentions("mutable")
+
+
+def _run_time_stop(s: ast.Slice, env: Env) -> bool:
+    """`[:n]` with `n` an `ms.mutable` int of the entry call (`RUN_TIME_INT`)."""
+    return s.lower is None and s.step is None and type(s.upper) is ast.Name and env.get(s.upper.id) == RUN_TIME_INT
+
+
+def int_enum_value(e: ast.expr, ctx: Context) -> int | None:
+    """The value of `int(Cls.MEMBER)` when `Cls` is a module-level int enum of the file
+    (`class Axis(enum.IntEnum): COL = 1`) whose member is bound to an int literal: MindSpore
+    folds it to a constant of the graph, so `x.sum(axis=int(Axis.COL), keepdims=True)` has a
+    known shape (written/lax probes `genfresh42_en_*`, difftest v6 seed 12002148). The member
+    itself as the axis (`axis=Axis.COL`) is not folded: measured, a comprehension over the rows
+    of such a sum of a `set_inputs` `[None, 3]` input compiles there, and fails after `int(...)`."""
+    if not (type(e) is ast.Call and type(e.func) is ast.Name and e.func.id == "int" and len(e.args) == 1 and not e.keywords):
+        return None
+    m = e.args[0]
+    if not (type(m) is ast.Attribute and type(m.value) is ast.Name) or not ctx.mentions("Enum"):
+        return None
+    from npu_lsp.rules.graphmode.enum_member_in_graph import class_named, enum_classes
+
+    if enum_classes(ctx).get(m.value.id) != "Int" or ctx.qualname(e.func) != "builtins.int":
+        return None
+    cls = class_named(m.value.id, ctx)
+    found = [
+        st.value
+        for st in (cls.body if cls is not None else [])
+        if type(st) is ast.Assign and any(type(t) is ast.Name and t.id == m.attr for t in st.targets)
+    ]
+    if len(found) != 1:
+        return None
+    return _int(found[0])
 
 
 def declared_dynamic_size(t: ast.expr, dim: int | None, func: ast.AST, ctx: Context, comprehension: bool = False) -> bool:
