@@ -42,8 +42,10 @@ class LambdaSourceLine(GraphRule):
     self.pairs` with `self.pairs = [(lambda x: ..., lambda y: ...), ...]`, `len(TABLE)`),
     called or not, and a loop variable called in compiled code that takes a lambda from such
     a literal (`for f in self.fns: f(x)`, `[inv(fwd(x)) for fwd, inv in self.augs]`;
-    written/heldout17b probes `fe17_lm_*`). Also a lambda an `__init__` picks with a
-    conditional expression or `or` (`self.pool = (lambda t: ...) if pool == "avg" else
+    written/heldout17b probes `fe17_lm_*`), also such a literal a place building the Cell
+    passes to the `__init__` parameter the attribute keeps (`RewardSum(funcs)` with `funcs =
+    (lambda x: ..., lambda x: ...)`, by position or keyword, or inline). Also a lambda an
+    `__init__` picks with a conditional expression or `or` (`self.pool = (lambda t: ...) if pool == "avg" else
     ...`, `self.post = post or (lambda t: t)`; the arm the construction's literal picks,
     or every arm when all are lambdas), one a module-level conditional binds, lambdas
     appended to a list (`self.tfs.append(lambda t: ...)`) that compiled code reads, and
@@ -84,6 +86,11 @@ class LambdaSourceLine(GraphRule):
 
     ## References
     - RULES.md, section 0 (what gets compiled: lambdas that compiled code reaches).
+    - A table passed to a Cell's constructor and kept on `self`: the written heldout42d case
+      `r2_lambda_tuple_passed_in_init` and probes `fix42d_lm_*` ("got Tuple / List", "got
+      Call" for the tuple inline in the call, at LAX and STRICT, for a loop calling them,
+      an index call, `len` alone; `def` functions, lambdas bound to names first, and a table
+      the Cell never reads compile).
     - Passed to a Cell's constructor: the written heldout27b case `act_lambda_layer_cell` and
       probes `fix27b_lam_*` (inline by position or keyword, in a list, on a parent's `self`:
       rejected at LAX and STRICT; alone on its line, named first, a `def`, never called:
@@ -226,6 +233,8 @@ class LambdaSourceLine(GraphRule):
         grown_names, grown_attrs = _grown_tables(ctx)
         names |= grown_names.keys()
         attrs |= {attr for _, attr in grown_attrs}
+        passed = _passed_tables(ctx)
+        attrs |= {attr for _, attr in passed}
         if not names and not attrs:
             return  # most files: no lambda sits in a container literal
         a = analyzer(ctx)
@@ -241,6 +250,7 @@ class LambdaSourceLine(GraphRule):
                 if t is ast.Attribute and n.attr in attrs and type(n.value) is ast.Name and n.value.id == "self" and cls is not None:  # type: ignore[attr-defined]
                     values = a.self_values(cls).get(n.attr, [])  # type: ignore[attr-defined]
                     table = _init_local_list(values[0], cls, ctx) if len(values) == 1 else None
+                    table = passed.get((id(cls), n.attr), table)  # type: ignore[attr-defined]
                     grown = grown_attrs.get((id(cls), n.attr))  # type: ignore[attr-defined]
                 elif t is ast.Name and n.id in names and not a.rebinds(n.id, fn):  # type: ignore[attr-defined]
                     table = _module_value(n.id, ctx)  # type: ignore[attr-defined]
@@ -646,7 +656,41 @@ def _self_table(attr: str, ctx: Context) -> ast.expr | None:
     a = analyzer(ctx)
     cls = a.owner_class(ctx.function)
     values = a.self_values(cls).get(attr, []) if cls is not None else []
+    if cls is not None and len(values) == 1 and type(values[0]) is ast.Name:
+        table = _passed_tables(ctx).get((id(cls), attr))
+        if table is not None:
+            return table
     return values[0] if len(values) == 1 else None
+
+
+def _passed_tables(ctx: Context) -> dict[tuple[int, str], ast.expr]:
+    """(id of the class, attribute) -> the list / tuple / dict literal holding a lambda
+    MindSpore cannot re-parse that a place building the class passes for the `__init__`
+    parameter `self.<attr>` keeps, inline or through a name (`RewardSum(funcs)` with `funcs
+    = (lambda x: ..., lambda x: ...)` at module level, by position or keyword). Compiled code
+    reading the attribute reads that table (measured, written/heldout42d case
+    `r2_lambda_tuple_passed_in_init` and probes `fix42d_lm_*`: "Node type must be Lambda, but
+    got Tuple / List" (`Call` for the literal inline in the call) at LAX and STRICT for a loop
+    calling them, `len` alone, an index call; a table of `def` functions or of lambdas bound to
+    names first, and a table never read, compile). Once per file."""
+    key = "MS147.passed"
+    hit: dict[tuple[int, str], ast.expr] | None = ctx.cache.get(key)
+    if hit is not None:
+        return hit
+    hit = ctx.cache[key] = {}
+    a = analyzer(ctx)
+    for cls in ctx.tree.body:
+        if type(cls) is not ast.ClassDef:
+            continue
+        for attr, values in a.self_values(cls).items():
+            if len(values) != 1 or type(values[0]) is not ast.Name:
+                continue
+            for src, where in constructed.sources(cls, attr, ctx) or ():
+                table = src if type(src) in (ast.List, ast.Tuple, ast.Dict) else constructed.built(src, where, ctx)
+                if type(table) in (ast.List, ast.Tuple, ast.Dict) and _table_lambda(table, ctx) is not None:  # type: ignore[arg-type]
+                    hit[(id(cls), attr)] = table  # type: ignore[assignment]
+                    break
+    return hit
 
 
 def _held_by_self(attr: str, ctx: Context) -> list[ast.Lambda]:

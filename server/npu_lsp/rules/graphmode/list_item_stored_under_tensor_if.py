@@ -29,7 +29,11 @@ class ListItemStoredUnderTensorIf(GraphRule):
     whose item is stored (`done[b] = True`) only on one side of an `if` whose test is known
     only at run time (a tensor or a number read from one), when the list is then given to
     `all` or `any` (both levels), or, under LAX, to `sum`, `max` or `min`, or indexed at
-    the stored item (any item when the stored index is not a literal).
+    the stored item (any item when the stored index is not a literal). Under LAX also an
+    item read inside the `for` loop around the `if`, before it too, when a Python constant
+    is stored: the "finished" flags of a generation loop, `if not finished[i]: ... if
+    seq[i, j] == eos: finished[i] = True` (the loop is unrolled, so each later iteration
+    reads the joined list).
 
     ## Why is this bad?
     The tensor `if` is compiled as a branch, and MindSpore 2.10 joins the list the store
@@ -67,6 +71,12 @@ class ListItemStoredUnderTensorIf(GraphRule):
       `if`/`else` storing on both sides, a constant condition and an unconditional store
       compile at LAX; written set `famc` probes `mx_list_store_tensor_if_*` (the stored item
       read, `min` of it, `sum`, `max` of the list rejected under LAX; another item compiles).
+    - Reads inside the loop: written set `heldout42d` (`gen_finished_python_list_flags`,
+      `r2_gen_finished_list_comprehension_flags`) and its probes `fix42d_bl_*`: a read before
+      the store in a nested or single loop, after it in the same iteration, a list bound in an
+      outer loop and read in the inner one, a list of ints (`'int' object is not
+      subscriptable`) rejected under LAX, compiled under STRICT; a `range(1)` loop reading
+      before the store, another item read and a store on both sides compile.
     """
 
     nodes = (ast.If,)
@@ -93,6 +103,8 @@ class ListItemStoredUnderTensorIf(GraphRule):
             if start is None or not _constant_list(start, a, ctx) or start.lineno >= node.lineno:
                 continue
             read = _first_read(name, end, ctx.function, strict, ctx, _stored(node.body)[name])
+            if read is None and not strict:
+                read = _loop_read(name, node, start, ctx, _stored(node.body)[name])
             if read is None:
                 continue
             use, why = read
@@ -144,6 +156,75 @@ def _after(node: ast.If, ctx: Context) -> int:
             end = p.end_lineno or p.lineno
         p = ctx.parent(p)
     return end
+
+
+def _stores_constants(name: str, body: list[ast.stmt], ctx: Context) -> bool:
+    """Do the top-level stores of `body` into an item of `name` all store Python constants?"""
+    a = analyzer(ctx)
+    values = [
+        st.value
+        for st in body
+        if type(st) is ast.Assign
+        and any(type(t) is ast.Subscript and type(t.value) is ast.Name and t.value.id == name for t in st.targets)
+    ]
+    return bool(values) and all(a.kind(v) == Kind.CONST for v in values)
+
+
+def _outermost_for(node: ast.AST, after: int, ctx: Context) -> ast.For | None:
+    """The outermost `for` around `node` in its function that starts after line `after`."""
+    loop: ast.For | None = None
+    p = ctx.parent(node)
+    while p is not None and p is not ctx.function and not isinstance(p, FUNCS):
+        if isinstance(p, ast.For) and p.lineno > after:
+            loop = p
+        p = ctx.parent(p)
+    return loop
+
+
+def _one_pass(loop: ast.For) -> bool:
+    """`for _ in range(1)`: no later iteration reads what an earlier one stored."""
+    it = loop.iter
+    return (
+        isinstance(it, ast.Call)
+        and isinstance(it.func, ast.Name)
+        and it.func.id == "range"
+        and len(it.args) == 1
+        and isinstance(it.args[0], ast.Constant)
+        and it.args[0].value == 1
+    )
+
+
+def _loop_read(name: str, node: ast.If, start: ast.expr, ctx: Context, stored: set[object]) -> tuple[ast.expr, str] | None:
+    """Under LAX, an item read inside the outermost `for` around `node` but outside `node`
+    itself (before it too: MindSpore unrolls the loop, so the read of each later iteration
+    sees the list joined by the earlier ones; not before it in a `range(1)` loop), the list
+    bound once before that loop (the loop may sit inside another that binds it). The
+    "finished" flags of a generation loop, `if not finished[i]: ... if seq[i, j] == eos:
+    finished[i] = True` (measured, written/heldout42d cases `gen_finished_python_list_flags`,
+    `r2_gen_finished_list_comprehension_flags` and probes `fix42d_bl_*`: "'bool' object is not
+    subscriptable" (`'int'` for a list of ints) under LAX; STRICT compiles the probes, and so
+    do a `range(1)` loop reading before the `if`, another item read, a store on both sides).
+    Only Python constants stored count here (a tensor stored is left alone)."""
+    loop = _outermost_for(node, start.lineno, ctx)
+    if loop is None or not _stores_constants(name, node.body, ctx):
+        return None
+    inside = range(node.lineno, (node.end_lineno or node.lineno) + 1)
+    earliest = (node.end_lineno or node.lineno) if _one_pass(loop) else 0
+    for n in ast.walk(loop):
+        if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load):
+            return None  # bound again in the loop: each iteration may start afresh
+    for n in ast.walk(loop):
+        if (
+            isinstance(n, ast.Subscript)
+            and isinstance(n.ctx, ast.Load)
+            and isinstance(n.value, ast.Name)
+            and n.value.id == name
+            and n.lineno not in inside
+            and n.lineno > earliest
+            and (None in stored or _literal_index(n.slice) in stored or _literal_index(n.slice) is None)
+        ):
+            return n, _INDEX
+    return None
 
 
 def _constant_list(e: ast.expr, a: Analyzer, ctx: Context) -> bool:
