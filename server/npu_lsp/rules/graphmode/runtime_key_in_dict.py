@@ -46,7 +46,8 @@ class RuntimeKeyInDict(GraphRule):
     while compiling (a Python argument of the top-level Cell, a `for` variable over
     constants or a `range` of constants, `x.shape[0]`), `k in d.keys()` (a tuple of the
     keys), under LAX a key computed from a JIT Fallback value (`int(x.asnumpy()[0])`,
-    `str(int(t))`: Python answers), a tensor in a tuple of tensors.
+    `str(int(t))`: Python answers), a tensor in a tuple of tensors, an input of a compiled
+    root that no call in the project shows to be a tensor (a `clip_type` flag).
 
     ## Example
     ```python
@@ -110,7 +111,7 @@ class RuntimeKeyInDict(GraphRule):
                 "the keys (`k in tuple(d)`) or compare tensors",
             )
             return
-        if analyzer(ctx).kind(key) == Kind.TENSOR and _number_sequence(box, ctx):
+        if _runtime_tensor(key, ctx) and _number_sequence(box, ctx):
             yield ctx.diagnostic(
                 self,
                 node,
@@ -119,6 +120,22 @@ class RuntimeKeyInDict(GraphRule):
                 "every input (PyNative compares the values). Test a number (`int(t) in seq`) or compare tensors "
                 "(`(t == Tensor(seq)).any()`)",
             )
+
+
+def _runtime_tensor(key: ast.expr, ctx: Context) -> bool:
+    """A tensor key; an input of the compiled function only when its callers pass a tensor,
+    not by the guess the flow makes for an uncalled root's inputs (models/official PVNet's
+    `ClipGradients.construct(grads, clip_type, clip_value)` tests `clip_type not in (0, 1)`,
+    an int by its docstring, and no call in the project says otherwise)."""
+    a = analyzer(ctx)
+    if a.kind(key) != Kind.TENSOR:
+        return False
+    func = ctx.function
+    if type(key) is ast.Name and isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        args = func.args
+        if any(p.arg == key.id for p in (*args.posonlyargs, *args.args, *args.kwonlyargs)):
+            return a.param_kind_seen(key.id, func) == Kind.TENSOR
+    return True
 
 
 def _dict(box: ast.expr, ctx: Context) -> bool:
