@@ -142,6 +142,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     shape_folded,
     shape_grown_in_tensor_loop,
     stale_self_state,
+    str_in_control_flow_output,
     str_iterated_under_strict,
     str_subscript,
     string_format_of_tensor,

@@ -204,6 +204,11 @@ class HostListIterated(GraphRule):
       that body runs ("unsupported operand type(s) for +: 'float' and 'list'"; written/lax
       probes `genfresh38_wt_tolist_comp_*`, `genfresh38_rt_*tolist_comp*`; fresh v6 seed
       12001319).
+    - A comprehension converting the items of a list of tensor operations on such a tensor
+      (`bp.append(ops.argmax(x[s]))` or a display, then `[int(b) for b in bp]`) fails under
+      LAX, "Failed to infer for primitive:typeof" (written/lax probes `fix42b_tf_fb_*`; v6
+      seed 12001454); over a graph tensor's, `sum(bp)`, `int(bp[0])` and the conversion
+      inline compile.
     """
 
     nodes = (ast.ListComp, ast.Call, ast.For)
@@ -256,7 +261,9 @@ class HostListIterated(GraphRule):
 
     def _interpreted(self, node: ast.ListComp, ctx: Context) -> Iterable[Diagnostic]:
         it = node.generators[0].iter
-        if type(it) in (ast.Tuple, ast.List, ast.Subscript, ast.Attribute) and _interpreted_items(it, ctx):
+        if (type(it) in (ast.Tuple, ast.List, ast.Subscript, ast.Attribute) and _interpreted_items(it, ctx)) or (
+            type(it) is ast.Name and _ops_on_interpreted(it, ctx)
+        ):
             yield ctx.diagnostic(
                 self,
                 node,
@@ -484,6 +491,58 @@ def _interpreted_items(it: ast.expr, ctx: Context) -> bool:
         # after `x = x + math.log1p(x.abs().sum())`)
         return analyzer(ctx).kind(it.value) == Kind.TENSOR and interpreted(it.value, ctx, func)  # type: ignore[attr-defined]
     return False
+
+
+def _ops_on_interpreted(it: ast.Name, ctx: Context) -> bool:
+    """Is `it` a list (a display, or `[]` grown by `append`) of results of tensor operations
+    on a tensor LAX holds as a Python object (`bp.append(ops.argmax(x[s]))`, `x[s].sum()`)?
+    Measured (written/lax probes `fix42b_tf_fb_*`, fresh v6 seeds 12001454, 12001797): a
+    comprehension converting its items (`[int(b) for b in bp]`, `float`) fails under LAX,
+    "Failed to infer for primitive:typeof"; the same over a graph tensor's, over
+    `ops.ones(...)` results, `sum(bp)`, `int(bp[0])`, a `for` adding `int(b)` and the
+    conversion inline (`[int(ops.argmax(x[s])) for s in range(2)]`) compile."""
+    func = ctx.function
+    if func is None:
+        return False
+    a = analyzer(ctx)
+    bound = a.single_assignment(it.id, func)
+    if type(bound) is not ast.List:
+        return False
+    items = list(bound.elts)
+    if not items:
+        for n in own_nodes(func):
+            if type(n) is ast.Call and type(n.func) is ast.Attribute and type(n.func.value) is ast.Name and n.func.value.id == it.id:
+                if n.func.attr != "append" or len(n.args) != 1:
+                    return False
+                items.append(n.args[0])
+    return bool(items) and all(_op_on_interpreted(e, ctx, func) for e in items)
+
+
+def _op_on_interpreted(e: ast.expr, ctx: Context, func: ast.AST) -> bool:
+    """`ops.argmax(x[s])`, `x[s].sum()`, `ops.relu(x[s]).sum()`: at least one call, down to
+    (an item of) a tensor LAX holds as a Python object."""
+    calls = 0
+    while True:
+        t = type(e)
+        if t is ast.Call:
+            f = e.func  # type: ignore[attr-defined]
+            if type(f) is ast.Attribute and not (ctx.qualname(f) or "").startswith("mindspore."):
+                e = f.value  # a tensor method
+            elif (ctx.qualname(f) or "").startswith("mindspore.") and e.args:  # type: ignore[attr-defined]
+                e = e.args[0]  # type: ignore[attr-defined]
+            else:
+                return False
+            calls += 1
+        elif t is ast.Subscript:
+            e = e.value  # type: ignore[attr-defined]
+        else:
+            break
+    return (
+        calls > 0
+        and type(e) is ast.Name
+        and analyzer(ctx).kind(e, func) == Kind.TENSOR
+        and interpreted(e, ctx, func)
+    )
 
 
 def _target_names(target: ast.expr) -> list[ast.expr]:
