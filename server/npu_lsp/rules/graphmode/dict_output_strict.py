@@ -54,7 +54,10 @@ class DictOutputUnderStrict(Rule):
     has_aux=True)`, `net`'s `construct` returning `loss, {"loss": loss}`). The key
     may be a literal, an f-string or a `%`-formatted string, or a module-level name that
     only ever holds strings (`for name in TASKS: preds[name]` with `TASKS` a list of
-    literals), or the loop variable of `for k in out:` over that same output (it walks
+    literals), the variable of a comprehension or the target of a `for` (also its place in
+    `zip(...)` / `enumerate(...)`) that walks string literals or the string list a module-level
+    instance of the file's class keeps (`[codes[k] for k in ["top", "bottom"]]`, `for name in
+    model.sources:`; written/heldout42c probes `fix42c_dk_*`), or the loop variable of `for k in out:` over that same output (it walks
     the tuple's tensors, and `out[k]` fails with "Only integer tensors of a single element
     can be converted to an index."; measured, written/heldout35b `render_outputs_dict_return`,
     probes `fix35e_dk_*`: a loop that only prints `k` compiles); any other dict method
@@ -632,11 +635,32 @@ def _module_str_name(e: ast.expr, ctx: Context) -> bool:
 
 
 def _strings(v: ast.expr | None, ctx: Context, depth: int = 0) -> bool:
-    """A list or tuple of string literals, spelled out or bound once to a module-level name."""
+    """A list or tuple of string literals, spelled out or bound once to a module-level name,
+    or the attribute of a module-level instance of the file's class whose `__init__` sets it
+    to one (Demucs' `for name in model.sources:`; measured, written/heldout42c probe
+    `fix42c_dk_loop_over_net_attr_key`)."""
     if isinstance(v, ast.Name) and depth == 0:
         src = ctx.module_bindings().get(v.id, ())
         return len(src) == 1 and isinstance(src[0], ast.Assign) and _strings(src[0].value, ctx, 1)
+    if isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) and depth == 0:
+        return _instance_strings(v.value.id, v.attr, ctx)
     return isinstance(v, (ast.List, ast.Tuple)) and bool(v.elts) and all(_str_key(x) for x in v.elts)
+
+
+def _instance_strings(name: str, attr: str, ctx: Context) -> bool:
+    """Is module-level `name` bound once to `Cls(...)` of a class of this file whose every
+    `__init__` value of `self.<attr>` is a list or tuple of string literals?"""
+    src = ctx.module_bindings().get(name, ())
+    if len(src) != 1 or not isinstance(src[0], ast.Assign):
+        return False
+    call = src[0].value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+        return False
+    local = ctx.scopes.info.classes.get(call.func.id)
+    if local is None:
+        return False
+    values = analyzer(ctx).self_values(local.node).get(attr, [])
+    return bool(values) and all(_strings(x, ctx, 1) for x in values)
 
 
 def _iterates_strings(target: ast.expr, it: ast.expr, name: str, ctx: Context) -> bool:

@@ -551,7 +551,11 @@ class FallbackValueShapeQuery(GraphRule):
     `ops.assign_add` or `ops.assign_sub` of a Parameter, also through arithmetic (the slice
     alone, or the joined value returned or stored by `q[:, :] = ...`, compiles); a plain Tensor attribute read before
     the function stores it again, also as an item of a tuple target (`out, self.hidden =
-    self.gru(x, self.hidden)`), and given to `ops.minimum` (`self.min_val =
+    self.gru(x, self.hidden)`), and so an attribute `__init__` sets to `None` or a tuple (an
+    RNN state) read before the first store or after a store of a tuple (`out, state =
+    self.lstm(x, self.state); self.state = state`: "'hx' must be Tuple, but got
+    Tensor[Float64]"; `self.dense(self.state[0])`; written/heldout42c probes `fix42c_hx_*`;
+    not under `if self.state is not None:` while `__init__` leaves it `None`), and given to `ops.minimum` (`self.min_val =
     ops.minimum(self.min_val, x.min())`: "the input type must be same ... Float64";
     `ops.maximum` compiles); an item of a tuple or list of Python numbers read with a Tensor index
     (`TABLE[self.step]`, `self.lr_table[step]`: LAX reads it at run time, a float64 value of
@@ -2008,7 +2012,15 @@ class OpaqueValues:
         restored = restored and (
             e.attr in info.tensors or given_tensors(owner, e.attr, self.ctx) or numpy_attr(owner, e.attr, self.ctx)
         )
-        state = state and state_attr(owner, e.attr, self.ctx)
+        # a state read only under `if self.<attr> is not None:` (or in a branch MindSpore folds
+        # away) is not compiled while `__init__`'s `None` is what MindSpore sees (difftest
+        # `st_last_none` seeds 10500000, 11400027; written/lax probes `fix33a_jn_prev_none_*`)
+        state = (
+            state
+            and state_attr(owner, e.attr, self.ctx)
+            and not none_guarded(e, func, self.ctx)
+            and not in_dead_branch(self.ctx, func, self.ctx.span(e))
+        )
         joined = joined_attr(owner, e.attr, self.ctx)
         if not (restored or joined or state):
             return None

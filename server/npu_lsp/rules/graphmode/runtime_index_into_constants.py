@@ -28,6 +28,11 @@ class RuntimeIndexIntoConstants(GraphRule):
       (`feats = (x, x * 2)`, then `feats[i]` with a Tensor `i`): measured, only a tuple of
       functions can be indexed by a Tensor under STRICT (written set `langref`, probes
       `tupidx_*`);
+    - a Tensor index into a list or tuple `__init__` stores on `self` of rows of constants
+      (`[(0, 1), (1, 0)]`), of tensors (`[Tensor(1.0), Tensor(2.0)]`), or made by
+      `list(itertools.permutations(...))` and its kin (PIT's `self.perms[best]` with `best =
+      losses.argmin()`; written/heldout42c probes `fix42c_li_*`; `self.perms[int(best)]`
+      compiles);
     - a run-time integer (`int(t)`, `t.item()`) into strings (`CLASS_NAMES[int(idx)]`),
       also a list or tuple of strings the program builds, on `self` in `__init__` or at
       module level (`self.itos = [chr(ord("a") + i) for i in range(n)]`, `[str(i) for
