@@ -364,7 +364,7 @@ class PythonCallOnTensor(GraphRule):
                     a.kind(arg).dynamic
                     and constant_tensor(arg, ctx) is None
                     and not (created and a.created_tensor(arg))
-                    and not compile_time_tensor(arg, a, ctx)
+                    and not compile_time_tensor(arg, a, ctx, lenient=q.startswith(("numpy.", "math.")))
                 )
                 or list_of_variables(arg, ctx)
                 or _formats_variable(arg, a)
@@ -1561,14 +1561,18 @@ def _through_graph_sequences(args: list[ast.expr], ctx: Context) -> list[ast.exp
 _FOLDED_TENSOR_OPS = (ast.Add, ast.Sub, ast.Mult)
 
 
-def compile_time_tensor(e: ast.expr, a: Analyzer, ctx: Context, depth: int = 0, operand: bool = False) -> bool:
+def compile_time_tensor(
+    e: ast.expr, a: Analyzer, ctx: Context, depth: int = 0, operand: bool = False, lenient: bool = False
+) -> bool:
     """Is `e` a tensor whose value MindSpore knows while compiling, so a numpy or standard
     library call given it runs then, as on a constant: `Tensor(data)` of numbers the instance
     fixes (`Tensor(self.d, ms.float32)` of `self.d = d` in `__init__`, `Tensor(len(self.names))`,
     `Tensor(x.shape[-1])` of a static shape, a local bound once to such), a plain tensor
     `__init__` keeps on `self` (not a Parameter), and `+`, `-`, `*` of such `Tensor(...)` and
     numbers (not of the attribute: `copy.copy(self.bias + 1)` is refused, written/everyday
-    probe `self_tensor_attr_plus_one_copy`).
+    probe `self_tensor_attr_plus_one_copy`); `lenient` (a numpy or `math` callee) also takes
+    `/` and the attribute as an operand (`np.sqrt(self.t + Tensor(1.0))`, `np.sqrt(Tensor(
+    self.d) / 2)` compile, probes `fix42c_ct2_*`).
     Measured on 2.10 under STRICT (written/heldout42c `r2_np_sqrt_of_tensor_scale`, probes
     `fix42c_ct_*`): `np.sqrt(Tensor(self.d, ms.float32))`, `math.sqrt(...)`, `np.log10(Tensor(
     self.gain))`, `np.sqrt(self.t)`, `np.sqrt(Tensor(self.d) * 2)` compile; `np.sqrt(Tensor(
@@ -1578,23 +1582,23 @@ def compile_time_tensor(e: ast.expr, a: Analyzer, ctx: Context, depth: int = 0, 
         return False
     if isinstance(e, ast.Name):
         bound = a.single_assignment(e.id, func)
-        return bound is not None and compile_time_tensor(bound, a, ctx, depth + 1, operand)
+        return bound is not None and compile_time_tensor(bound, a, ctx, depth + 1, operand, lenient)
     if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
-        return compile_time_tensor(e.operand, a, ctx, depth + 1, True)
+        return compile_time_tensor(e.operand, a, ctx, depth + 1, True, lenient)
     if isinstance(e, ast.BinOp):
-        if not isinstance(e.op, _FOLDED_TENSOR_OPS):
+        if not isinstance(e.op, _FOLDED_TENSOR_OPS) and not (lenient and isinstance(e.op, ast.Div)):
             return False
         sides = (e.left, e.right)
-        return any(compile_time_tensor(x, a, ctx, depth + 1, True) for x in sides) and all(
-            compile_time_tensor(x, a, ctx, depth + 1, True) or _compile_time_number(x, a, ctx) for x in sides
+        return any(compile_time_tensor(x, a, ctx, depth + 1, True, lenient) for x in sides) and all(
+            compile_time_tensor(x, a, ctx, depth + 1, True, lenient) or _compile_time_number(x, a, ctx) for x in sides
         )
     if isinstance(e, ast.Attribute):
-        return not operand and _plain_self_tensor(e, a, ctx)
+        return (lenient or not operand) and _plain_self_tensor(e, a, ctx)
     if not isinstance(e, ast.Call) or (ctx.qualname(e.func) or "") not in TENSOR_MAKERS:
         return False
     args = [*e.args, *(k.value for k in e.keywords)]
     return bool(args) and all(
-        _compile_time_number(x, a, ctx) or compile_time_tensor(x, a, ctx, depth + 1) for x in args
+        _compile_time_number(x, a, ctx) or compile_time_tensor(x, a, ctx, depth + 1, False, lenient) for x in args
     )
 
 
