@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 
 from npu_lsp.astutil import STATEMENT_BLOCKS
 from npu_lsp.engine import Context
@@ -357,30 +358,40 @@ def restored_tensor_attrs(ctx: Context) -> frozenset[str]:
 
 def state_attrs(ctx: Context) -> frozenset[str]:
     """Attributes some `__init__` of the file sets only to `None` or a tuple display (an RNN
-    state: `self.state = None`, `self.state = (h0, c0)`) whose name the text stores more than
-    once: a compiled LAX function that stores them again reads them back by JIT Fallback
-    (see `state_attr`). Once per file."""
+    state: `self.state = None`, `self.state = (h0, c0)`): a compiled LAX function that stores
+    them again reads them back by JIT Fallback (see `state_attr`). Once per file, from the
+    classes' `__init__` facts and one scan of the text for stores on `self`."""
     hit: frozenset[str] | None = ctx.cache.get("opaque.state_attrs")
     if hit is None:
         a = analyzer(ctx)
-        text = ctx.text
         names = {
             attr
             for c in ctx.scopes.info.classes.values()
             for attr, values in a.self_values(c.node).items()
             if values and all(_state_init_value(v) for v in values)
         }
-        hit = ctx.cache["opaque.state_attrs"] = frozenset(n for n in names if _stored_twice(n, text))
+        if names:
+            # stored more than once in the text (`__init__` and compiled code): one pass
+            counts = Counter(m.group(1) or m.group(2) for m in _SELF_STORE_NAME.finditer(ctx.text))
+            names = {n for n in names if counts[n] >= 2}
+        hit = ctx.cache["opaque.state_attrs"] = frozenset(names)
     return hit
 
 
+#: `self.<name> =` / `self.<name> +=` / `self.<name>, ... =` / `..., self.<name> =`: a store's spelling
+_SELF_STORE_NAME = re.compile(r"self\.(\w+)[ \t]*(?:,|(?:[-+*/%@&|^]|//|\*\*)?=(?!=))|,[ \t]*self\.(\w+)")
+
+
 def stores_state_attrs(ctx: Context, lax: list[GraphScope]) -> bool:
-    """Does compiled LAX code store a state attribute (`state_attr`) of its own class?"""
+    """Does compiled LAX code store a state attribute (`state_attr`) of its own class? Only
+    functions whose text looks like a store on `self` are walked."""
     names = state_attrs(ctx)
     if not names:
         return False
     a = analyzer(ctx)
     for s in lax:
+        if not _may_store_on_self(s.function, ctx):
+            continue
         stored = names & self_stores(s.function).keys()
         if stored and any(state_attr(a.owner_class(s.function), attr, ctx) for attr in stored):
             return True
