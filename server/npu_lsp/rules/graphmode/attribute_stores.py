@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 
 from npu_lsp.astutil import STATEMENT_BLOCKS
 from npu_lsp.engine import Context
@@ -353,6 +354,69 @@ def restored_tensor_attrs(ctx: Context) -> frozenset[str]:
                         names.add(attr)
         hit = ctx.cache["opaque.restored_tensors"] = frozenset(n for n in names if twice(n))
     return hit
+
+
+def state_attrs(ctx: Context) -> frozenset[str]:
+    """Attributes some `__init__` of the file sets only to `None` or a tuple display (an RNN
+    state: `self.state = None`, `self.state = (h0, c0)`): a compiled LAX function that stores
+    them again reads them back by JIT Fallback (see `state_attr`). Once per file, from the
+    classes' `__init__` facts and one scan of the text for stores on `self`."""
+    hit: frozenset[str] | None = ctx.cache.get("opaque.state_attrs")
+    if hit is None:
+        a = analyzer(ctx)
+        names = {
+            attr
+            for c in ctx.scopes.info.classes.values()
+            for attr, values in a.self_values(c.node).items()
+            if values and all(_state_init_value(v) for v in values)
+        }
+        if names:
+            # stored more than once in the text (`__init__` and compiled code): one pass
+            counts = Counter(m.group(1) or m.group(2) for m in _SELF_STORE_NAME.finditer(ctx.text))
+            names = {n for n in names if counts[n] >= 2}
+        hit = ctx.cache["opaque.state_attrs"] = frozenset(names)
+    return hit
+
+
+#: `self.<name> =` / `self.<name> +=` / `self.<name>, ... =` / `..., self.<name> =`: a store's spelling
+_SELF_STORE_NAME = re.compile(r"self\.(\w+)[ \t]*(?:,|(?:[-+*/%@&|^]|//|\*\*)?=(?!=))|,[ \t]*self\.(\w+)")
+
+
+def stores_state_attrs(ctx: Context, lax: list[GraphScope]) -> bool:
+    """Does compiled LAX code store a state attribute (`state_attr`) of its own class? Only
+    functions whose text looks like a store on `self` are walked."""
+    names = state_attrs(ctx)
+    if not names:
+        return False
+    a = analyzer(ctx)
+    for s in lax:
+        if not _may_store_on_self(s.function, ctx):
+            continue
+        stored = names & self_stores(s.function).keys()
+        if stored and any(state_attr(a.owner_class(s.function), attr, ctx) for attr in stored):
+            return True
+    return False
+
+
+def _state_init_value(v: ast.expr | None) -> bool:
+    return (type(v) is ast.Constant and v.value is None) or type(v) is ast.Tuple
+
+
+def state_attr(cls: ast.ClassDef | None, attr: str, ctx: Context) -> bool:
+    """Does every `__init__` store of `self.<attr>` in `cls` make it `None` or a tuple? Stored
+    again by a compiled LAX function (outside a branch MindSpore folds away), a read before
+    the first store, or after a store of a tuple, is a JIT Fallback object of unknown type
+    and shape (measured on 2.10, written/heldout42c `rnn_lstm_hidden_cached_on_self`,
+    `r2_rnn_state_zeros_tuple_init_cached`, probes `fix42c_hx_*`: `out, state =
+    self.lstm(x, self.state); self.state = state` fails, "For 'LSTM', the 'hx' must be
+    Tuple, but got Tensor[Float64]", also with `self.state = (zeros, zeros)` stored first;
+    `h0, c0 = self.state` given to it: "negative dimensions are not allowed"; `self.dense(
+    self.state[0])`: "'int' object is not subscriptable"; `out + self.state[0]` compiles,
+    and so does the store under `if self.training:` of a cell left in eval mode)."""
+    if cls is None:
+        return False
+    values = analyzer(ctx).self_values(cls).get(attr, [])
+    return bool(values) and all(_state_init_value(v) for v in values)
 
 
 def _stored_twice(attr: str, text: str) -> bool:

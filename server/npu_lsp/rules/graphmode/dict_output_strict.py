@@ -54,7 +54,10 @@ class DictOutputUnderStrict(Rule):
     has_aux=True)`, `net`'s `construct` returning `loss, {"loss": loss}`). The key
     may be a literal, an f-string or a `%`-formatted string, or a module-level name that
     only ever holds strings (`for name in TASKS: preds[name]` with `TASKS` a list of
-    literals), or the loop variable of `for k in out:` over that same output (it walks
+    literals), the variable of a comprehension or the target of a `for` (also its place in
+    `zip(...)` / `enumerate(...)`) that walks string literals or the string list a module-level
+    instance of the file's class keeps (`[codes[k] for k in ["top", "bottom"]]`, `for name in
+    model.sources:`; written/heldout42c probes `fix42c_dk_*`), or the loop variable of `for k in out:` over that same output (it walks
     the tuple's tensors, and `out[k]` fails with "Only integer tensors of a single element
     can be converted to an index."; measured, written/heldout35b `render_outputs_dict_return`,
     probes `fix35e_dk_*`: a loop that only prints `k` compiles); any other dict method
@@ -615,22 +618,76 @@ def _dict_guarded(node: ast.AST, value: ast.expr, ctx: Context) -> bool:
 def _module_str_name(e: ast.expr, ctx: Context) -> bool:
     """A module-level name every binding of which gives it a string: `name = "click"`, or the
     target of a `for` over a list or tuple of string literals, spelled out or bound once to
-    a module-level name (`for name in TASKS:` with `TASKS = ["click", "like"]`)."""
+    a module-level name (`for name in TASKS:` with `TASKS = ["click", "like"]`), also its
+    place in `for name, w in zip(TASKS, ws)` / `enumerate(TASKS)`; or the variable of a
+    comprehension around `e` over such strings (`[out[k] for k in ["top", "mid"]]`;
+    measured, written/heldout42c `vq_jukebox_levels_dict_codes`, probes `fix42c_dk_*`)."""
     if not isinstance(e, ast.Name):
         return False
+    if _comprehension_str_name(e, ctx):
+        return True
     binds = ctx.module_bindings().get(e.id, ())
-
-    def strings(v: ast.expr | None, depth: int = 0) -> bool:
-        if isinstance(v, ast.Name) and depth == 0:
-            src = ctx.module_bindings().get(v.id, ())
-            return len(src) == 1 and isinstance(src[0], ast.Assign) and strings(src[0].value, 1)
-        return isinstance(v, (ast.List, ast.Tuple)) and bool(v.elts) and all(_str_key(x) for x in v.elts)
-
     return bool(binds) and all(
         (isinstance(b, ast.Assign) and _str_key(b.value))
-        or (isinstance(b, ast.For) and isinstance(b.target, ast.Name) and b.target.id == e.id and strings(b.iter))
+        or (isinstance(b, ast.For) and _iterates_strings(b.target, b.iter, e.id, ctx))
         for b in binds
     )
+
+
+def _strings(v: ast.expr | None, ctx: Context, depth: int = 0) -> bool:
+    """A list or tuple of string literals, spelled out or bound once to a module-level name,
+    or the attribute of a module-level instance of the file's class whose `__init__` sets it
+    to one (Demucs' `for name in model.sources:`; measured, written/heldout42c probe
+    `fix42c_dk_loop_over_net_attr_key`)."""
+    if isinstance(v, ast.Name) and depth == 0:
+        src = ctx.module_bindings().get(v.id, ())
+        return len(src) == 1 and isinstance(src[0], ast.Assign) and _strings(src[0].value, ctx, 1)
+    if isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) and depth == 0:
+        return _instance_strings(v.value.id, v.attr, ctx)
+    return isinstance(v, (ast.List, ast.Tuple)) and bool(v.elts) and all(_str_key(x) for x in v.elts)
+
+
+def _instance_strings(name: str, attr: str, ctx: Context) -> bool:
+    """Is module-level `name` bound once to `Cls(...)` of a class of this file whose every
+    `__init__` value of `self.<attr>` is a list or tuple of string literals?"""
+    src = ctx.module_bindings().get(name, ())
+    if len(src) != 1 or not isinstance(src[0], ast.Assign):
+        return False
+    call = src[0].value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+        return False
+    local = ctx.scopes.info.classes.get(call.func.id)
+    if local is None:
+        return False
+    values = analyzer(ctx).self_values(local.node).get(attr, [])
+    return bool(values) and all(_strings(x, ctx, 1) for x in values)
+
+
+def _iterates_strings(target: ast.expr, it: ast.expr, name: str, ctx: Context) -> bool:
+    """Does `for <target> in <it>` bind `name` to the strings of a literal list: the target
+    itself, or its place in a tuple target over `zip(...)` / `enumerate(...)`?"""
+    if isinstance(target, ast.Name):
+        return target.id == name and _strings(it, ctx)
+    if not (isinstance(target, ast.Tuple) and isinstance(it, ast.Call) and isinstance(it.func, ast.Name)):
+        return False
+    at = next((i for i, t in enumerate(target.elts) if isinstance(t, ast.Name) and t.id == name), None)
+    if at is None or it.keywords:
+        return False
+    if it.func.id == "zip" and at < len(it.args):
+        return _strings(it.args[at], ctx)
+    return it.func.id == "enumerate" and at == 1 and len(it.args) == 1 and _strings(it.args[0], ctx)
+
+
+def _comprehension_str_name(e: ast.Name, ctx: Context) -> bool:
+    """Is `e` the variable of a comprehension around it that walks string literals?"""
+    node: ast.AST | None = ctx.parent(e)
+    while node is not None and not isinstance(node, ast.stmt):
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            for gen in node.generators:
+                if any(isinstance(t, ast.Name) and t.id == e.id for t in ast.walk(gen.target)):
+                    return _iterates_strings(gen.target, gen.iter, e.id, ctx)
+        node = ctx.parent(node)
+    return False
 
 
 def _read_by_key(param: str, fn: FuncDef) -> ast.expr | None:

@@ -26,7 +26,10 @@ from npu_lsp.rules.graphmode.attribute_stores import (
     reaching_store,
     restored_tensor_attrs,
     self_stores,
+    state_attr,
+    state_attrs,
     stores_across_join,
+    stores_state_attrs,
     stores_tensor_attrs,
 )
 from npu_lsp.rules.graphmode.dynamic_shape import reaching_assignment
@@ -549,7 +552,11 @@ class FallbackValueShapeQuery(GraphRule):
     `ops.assign_add` or `ops.assign_sub` of a Parameter, also through arithmetic (the slice
     alone, or the joined value returned or stored by `q[:, :] = ...`, compiles); a plain Tensor attribute read before
     the function stores it again, also as an item of a tuple target (`out, self.hidden =
-    self.gru(x, self.hidden)`), and given to `ops.minimum` (`self.min_val =
+    self.gru(x, self.hidden)`), and so an attribute `__init__` sets to `None` or a tuple (an
+    RNN state) read before the first store or after a store of a tuple (`out, state =
+    self.lstm(x, self.state); self.state = state`: "'hx' must be Tuple, but got
+    Tensor[Float64]"; `self.dense(self.state[0])`; written/heldout42c probes `fix42c_hx_*`;
+    not under `if self.state is not None:` while `__init__` leaves it `None`), and given to `ops.minimum` (`self.min_val =
     ops.minimum(self.min_val, x.min())`: "the input type must be same ... Float64";
     `ops.maximum` compiles); an item of a tuple or list of Python numbers read with a Tensor index
     (`TABLE[self.step]`, `self.lr_table[step]`: LAX reads it at run time, a float64 value of
@@ -1460,7 +1467,7 @@ def has_fallback(ctx: Context) -> bool:
         ) or any(has_none_join(s.function, ctx) for s in lax)
         hit = hit or (nested_self_lines(ctx) and any(branch_stores(s.function) for s in lax))
         hit = hit or bool(namedtuple_classes(ctx)) or stores_numbers(ctx) or stores_tensor_attrs(ctx, lax)
-        hit = hit or stores_across_join(ctx, lax)
+        hit = hit or stores_across_join(ctx, lax) or stores_state_attrs(ctx, lax)
         hit = hit or reads_tables(ctx) or stores_held_numbers(ctx) or stores_on_objects(ctx, lax)
         hit = hit or ((ctx.mentions("str(") or ctx.mentions("repr(") or ctx.mentions(".format(")) and any(
             text_of_value(n, ctx, s.function) for s in lax for n in calls_in(s.function)  # type: ignore[arg-type]
@@ -1992,7 +1999,8 @@ class OpaqueValues:
             return None
         # the per-file facts first (cached): most files have neither
         restored = e.attr in restored_tensor_attrs(self.ctx)
-        if not restored and not stores_across_join(self.ctx, lax_scopes(self.ctx)):
+        state = e.attr in state_attrs(self.ctx)
+        if not restored and not state and not stores_across_join(self.ctx, lax_scopes(self.ctx)):
             return None
         own = self_stores(func).get(e.attr)
         if not own:
@@ -2005,8 +2013,17 @@ class OpaqueValues:
         restored = restored and (
             e.attr in info.tensors or given_tensors(owner, e.attr, self.ctx) or numpy_attr(owner, e.attr, self.ctx)
         )
+        # a state read only under `if self.<attr> is not None:` (or in a branch MindSpore folds
+        # away) is not compiled while `__init__`'s `None` is what MindSpore sees (difftest
+        # `st_last_none` seeds 10500000, 11400027; written/lax probes `fix33a_jn_prev_none_*`)
+        state = (
+            state
+            and state_attr(owner, e.attr, self.ctx)
+            and not none_guarded(e, func, self.ctx)
+            and not in_dead_branch(self.ctx, func, self.ctx.span(e))
+        )
         joined = joined_attr(owner, e.attr, self.ctx)
-        if not (restored or joined):
+        if not (restored or joined or state):
             return None
         stores = [st for st in own if not in_dead_branch(self.ctx, func, self.ctx.span(st))]
         if not stores:
@@ -2014,7 +2031,7 @@ class OpaqueValues:
         reach = reaching_store(e, func, stores, self.ctx)
         if reach is ACROSS_JOIN:
             return not none_guarded(e, func, self.ctx)
-        if reach is None and restored:
+        if reach is None and (restored or state):
             at = (e.lineno, e.col_offset)
             before = [st for st in stores if (st.end_lineno or 0, st.end_col_offset or 0) <= at]
             if not before:
@@ -2022,6 +2039,8 @@ class OpaqueValues:
             reach = max(before, key=lambda st: (st.lineno, st.col_offset))
         if not isinstance(reach, ast.stmt):
             return None
+        if state and type(getattr(reach, "value", None)) is ast.Tuple:
+            return True  # a tuple stored on a state attribute is read back by JIT Fallback
         value = getattr(reach, "value", None)
         return value is not None and self.value(value, func, env, depth)
 

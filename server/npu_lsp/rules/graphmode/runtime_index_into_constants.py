@@ -13,6 +13,7 @@ from npu_lsp.rules.graphmode.constructed import construction_args, init_of
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, builtin_sequence_call
 from npu_lsp.rules.graphmode.result_kinds import NUMBER_LIST_FUNCTIONS
+from npu_lsp.rules.graphmode.tensor_names import TENSOR_MAKERS
 from npu_lsp.rules.graphmode.values import instances
 
 
@@ -27,6 +28,11 @@ class RuntimeIndexIntoConstants(GraphRule):
       (`feats = (x, x * 2)`, then `feats[i]` with a Tensor `i`): measured, only a tuple of
       functions can be indexed by a Tensor under STRICT (written set `langref`, probes
       `tupidx_*`);
+    - a Tensor index into a list or tuple `__init__` stores on `self` of rows of constants
+      (`[(0, 1), (1, 0)]`), of tensors (`[Tensor(1.0), Tensor(2.0)]`), or made by
+      `list(itertools.permutations(...))` and its kin (PIT's `self.perms[best]` with `best =
+      losses.argmin()`; written/heldout42c probes `fix42c_li_*`; `self.perms[int(best)]`
+      compiles);
     - a run-time integer (`int(t)`, `t.item()`) into strings (`CLASS_NAMES[int(idx)]`),
       also a list or tuple of strings the program builds, on `self` in `__init__` or at
       module level (`self.itos = [chr(ord("a") + i) for i in range(n)]`, `[str(i) for
@@ -164,6 +170,14 @@ class RuntimeIndexIntoConstants(GraphRule):
                     self,
                     node,
                     f"under STRICT a Tensor index (`{ctx.segment(node.slice)}`) can read a tuple or list only when every element is a function; `{ctx.segment(node.value)}` holds tensors (MindSpore: using Tensor index to get value from tuple requires that all elements in tuple should be function)",
+                )
+                return
+            held_values = _self_value_table(node.value, ctx)
+            if held_values is not None and analyzer(ctx).kind(node.slice) == Kind.TENSOR:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"under STRICT a Tensor index (`{ctx.segment(node.slice)}`) cannot read `{ctx.segment(node.value)}`, a Python {held_values} `__init__` built: MindSpore hands the read to the Python interpreter, or reads a tuple with a Tensor index only when every element is a function, and STRICT refuses both; index with `int({ctx.segment(node.slice)})` or keep the table as a tensor (`ms.Tensor(...)`)",
                 )
             return
         kind = analyzer(ctx).kind(node.slice)
@@ -373,6 +387,45 @@ def constant_table_display(e: ast.expr, ctx: Context) -> ast.Tuple | ast.List | 
     if not all(isinstance(x, ast.Constant) for x in value.elts):
         return None
     return value
+
+
+#: `itertools` functions whose items are tuples (never functions)
+_TUPLE_ITERATORS = frozenset(
+    f"itertools.{n}" for n in ("permutations", "combinations", "combinations_with_replacement", "product")
+)
+
+
+def _self_value_table(e: ast.expr, ctx: Context) -> str | None:
+    """What `self.<attr>` holds when `__init__` stores, once, a list or tuple of values that
+    are not functions: a display of rows of constants (`[(0, 1), (1, 0)]`) or of tensors
+    (`[Tensor(1.0), Tensor(2.0)]`), or `list(...)` / `tuple(...)` of `itertools.permutations`
+    and its kin (PIT's `self.perms`). Measured on 2.10 under STRICT (written/heldout42c
+    `r2_pit_best_perm_python_list_index_tensor`, probes `fix42c_li_*`): read with a Tensor
+    index, a list fails with "When handling script '__py_exec_index0_getitem__(...)' ... the
+    inputs should be constant", a tuple with "using Tensor index to get value from tuple
+    requires that all elements in tuple should be function"; `self.perms[int(best)]` compiles."""
+    if not (isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self"):
+        return None
+    a = analyzer(ctx)
+    cls = a.owner_class(ctx.function)
+    values = a.self_values(cls).get(e.attr, []) if cls is not None else []
+    if len(values) != 1 or values[0] is None:
+        return None
+    value = values[0]
+    converted = builtin_sequence_call(value, ctx)
+    if converted is not None:
+        inner = converted.args[0]
+        if isinstance(inner, ast.Call) and (ctx.qualname(inner.func) or "") in _TUPLE_ITERATORS:
+            return f"{converted.func.id} of tuples"  # type: ignore[attr-defined]
+        return None
+    if not isinstance(value, (ast.List, ast.Tuple)) or not value.elts:
+        return None
+    kind = "list" if isinstance(value, ast.List) else "tuple"
+    if all(isinstance(x, (ast.List, ast.Tuple)) and x.elts and all(isinstance(y, ast.Constant) for y in x.elts) for x in value.elts):
+        return f"{kind} of rows of constants"
+    if all(isinstance(x, ast.Call) and (ctx.qualname(x.func) or "") in TENSOR_MAKERS for x in value.elts):
+        return f"{kind} of tensors"
+    return None
 
 
 def _tensor_display(e: ast.expr, ctx: Context) -> bool:
