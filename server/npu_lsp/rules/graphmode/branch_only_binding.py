@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from npu_lsp.astutil import is_name_char
 from npu_lsp.diagnostics import Diagnostic
@@ -80,11 +80,18 @@ class BranchOnlyBinding(GraphRule):
             if body is None or other is None:
                 return ()  # the side the parser keeps ends in `raise` / `return`
             only = body ^ other
-            if not only or not only - _params(func, ctx) or _folded(node.test, func, ctx):
+            if not only or not only - _params(func, ctx):
+                return ()
+            if folded_by_parser(node.test, func) and _bare_self_attr(node.test) is None:
                 return ()
             if not only - _assigned_before(node, ctx):  # `h = ...` then `if c: h = ...`
                 return ()
             where = "true branch" if body - other else "false branch"
+            if folded_by_parser(node.test, func):
+                bare = _bare_self_attr(node.test)
+                assert bare is not None
+                # the instance model only when a name is used after the `if` (it is costly)
+                return self._report(node, ctx, func, only, where, end, unfolded=lambda: _known_non_bool(bare, func, ctx))
         elif type(node) is ast.For:
             # the loop's own target and its body's bindings; cheap filters before the name
             # index: most loops only rebind names assigned just before them, and their
@@ -103,7 +110,14 @@ class BranchOnlyBinding(GraphRule):
         return self._report(node, ctx, func, only, where, end)
 
     def _report(
-        self, node: ast.AST, ctx: Context, func: ast.AST, only: set[str], where: str, end: int
+        self,
+        node: ast.AST,
+        ctx: Context,
+        func: ast.AST,
+        only: set[str],
+        where: str,
+        end: int,
+        unfolded: Callable[[], bool] | None = None,
     ) -> Iterator[Diagnostic]:
         events = name_events(ctx, func)
         # an `elif` starts where its chain starts: the earlier branches do not bind before it
@@ -115,6 +129,10 @@ class BranchOnlyBinding(GraphRule):
             use = events.first_use_after(name, end)
             if use is None:
                 continue
+            if unfolded is not None:
+                if not unfolded():
+                    return
+                unfolded = None
             if isinstance(node, ast.If):
                 msg = f"`{name}` is only bound in the {where} of this `if`, but used after it (graph mode compiles both branches)"
             else:
@@ -142,9 +160,9 @@ def _parsed_bindings(stmts: list[ast.stmt], func: ast.AST, ctx: Context) -> set[
         return bindings(stmts)  # most blocks: no nested `if` at their top
     out: set[str] = set()
     for st in stmts:
-        if type(st) is ast.If and _folded(st.test, func, ctx):
+        if type(st) is ast.If and folded_by_parser(st.test, func):
             value = instances(ctx).evaluate(st.test, func)
-            if value is not UNKNOWN:
+            if value is not UNKNOWN and not (_bare_self_attr(st.test) is not None and _plain_non_bool(value)):
                 taken = st.body if value else st.orelse
                 if taken and terminates(taken):
                     return None  # `else: raise NotImplementedError(...)` kept: no fall-through
@@ -166,46 +184,26 @@ def _params(func: ast.AST, ctx: Context) -> set[str]:
     return hit
 
 
-def _folded(test: ast.expr, func: ast.AST, ctx: Context) -> bool:
-    """`folded_by_parser`, less a bare `self.<attr>` (or `not self.<attr>`) whose value is
-    a known Python value other than a bool. Measured on 2.10 (written/heldout42a cases
-    `pangu_shift_window_concat_if_shift`, `r2_window_shift_undefined_else_*`, probes
-    `fix42a_sb_*`): the parser folds a bare attribute only when it holds a bool; with
-    `None`, an int (0 or 1), a float, a str, a tuple or an empty list it builds both
-    branches ("The local variable 'k' is not defined in false branch, but defined in true
-    branch", LAX and STRICT), while `self.flag is not None` and `self.flag > 0` fold."""
-    if not folded_by_parser(test, func):
-        return False
-    bare = test
-    while type(bare) is ast.UnaryOp and type(bare.op) is ast.Not:
-        bare = bare.operand
-    if type(bare) is not ast.Attribute or not _self_attribute(bare):
-        return True
-    return not _known_non_bool(bare, func, ctx)
+def _bare_self_attr(test: ast.expr) -> ast.Attribute | None:
+    """`self.<attr>` when `test` is it, or `not` of it. Measured on 2.10 (written/heldout42a
+    cases `r2_window_shift_undefined_else_*`, probes `fix42a_sb_*`): the parser folds such a
+    test only when the attribute holds a bool; with `None`, an int (0 or 1), a float, a str,
+    a tuple or an empty list it builds both branches ("The local variable 'k' is not defined
+    in false branch, but defined in true branch", LAX and STRICT), while `self.flag is not
+    None` and `self.flag > 0` fold."""
+    while type(test) is ast.UnaryOp and type(test.op) is ast.Not:
+        test = test.operand
+    return test if type(test) is ast.Attribute and _self_attribute(test) else None
+
+
+def _plain_non_bool(v: object) -> bool:
+    return v is not UNKNOWN and (v is None or type(v) in (int, float, str, tuple, list))
 
 
 def _known_non_bool(e: ast.expr, func: ast.AST, ctx: Context) -> bool:
-    """Is `e` (`self.<attr>`) a plain Python value other than a bool for every instance of
-    its class built in the file (joined, or each instance on its own)?"""
-    inst = instances(ctx)
-
-    def plain(v: object) -> bool | None:  # None: not known as a plain value
-        if v is UNKNOWN:
-            return None
-        if v is None or type(v) in (int, float, str, tuple, list):
-            return True
-        return False if type(v) is bool else None
-
-    joined = plain(inst.evaluate(e, func))
-    if joined is not None:
-        return joined
-    cls = inst.owner_of(func)
-    if cls is None:
-        return False
-    sites = [s for c in (cls, *inst.subclasses(cls)) for s in inst.instantiations(c.name)]
-    if not sites or len(sites) > 8:
-        return False
-    return all(plain(inst.evaluate_for_instance(e, func, s)) for s in sites)
+    """Is `e` (`self.<attr>`) a plain Python value other than a bool, joined over every
+    instance of its class built in the file?"""
+    return _plain_non_bool(instances(ctx).evaluate(e, func))
 
 
 def folded_by_parser(test: ast.expr, func: ast.AST) -> bool:
