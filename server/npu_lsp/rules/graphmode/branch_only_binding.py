@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from npu_lsp.astutil import is_name_char
 from npu_lsp.diagnostics import Diagnostic
@@ -31,7 +31,11 @@ class BranchOnlyBinding(GraphRule):
     attribute of `self` (`if self.use_bias:`, `if not self.training:`, `if self.bias is
     None:`), one attribute of a global module, class or object (`if cfg.device_target ==
     "Ascend":`), a local bound only to a literal (`flag = True`), `not` or comparisons of those,
-    and `and`/`or` where one operand is such a condition.
+    and `and`/`or` where one operand is such a condition. A bare attribute of `self` is
+    folded only when it holds a bool: `if self.shift:` with `self.shift = (3, 6)` or `None`
+    (an int, a float, a str too) builds both branches, so `if self.shift: sh, sw =
+    self.shift` then `if self.shift: x = roll(x, -sh)` fails, while `if self.shift is not
+    None:` is folded (written/heldout42a probes `fix42a_sb_*`).
 
     ## Example
     ```python
@@ -76,11 +80,18 @@ class BranchOnlyBinding(GraphRule):
             if body is None or other is None:
                 return ()  # the side the parser keeps ends in `raise` / `return`
             only = body ^ other
-            if not only or not only - _params(func, ctx) or folded_by_parser(node.test, func):
+            if not only or not only - _params(func, ctx):
+                return ()
+            if folded_by_parser(node.test, func) and _bare_self_attr(node.test) is None:
                 return ()
             if not only - _assigned_before(node, ctx):  # `h = ...` then `if c: h = ...`
                 return ()
             where = "true branch" if body - other else "false branch"
+            if folded_by_parser(node.test, func):
+                bare = _bare_self_attr(node.test)
+                assert bare is not None
+                # the instance model only when a name is used after the `if` (it is costly)
+                return self._report(node, ctx, func, only, where, end, unfolded=lambda: _known_non_bool(bare, func, ctx))
         elif type(node) is ast.For:
             # the loop's own target and its body's bindings; cheap filters before the name
             # index: most loops only rebind names assigned just before them, and their
@@ -99,7 +110,14 @@ class BranchOnlyBinding(GraphRule):
         return self._report(node, ctx, func, only, where, end)
 
     def _report(
-        self, node: ast.AST, ctx: Context, func: ast.AST, only: set[str], where: str, end: int
+        self,
+        node: ast.AST,
+        ctx: Context,
+        func: ast.AST,
+        only: set[str],
+        where: str,
+        end: int,
+        unfolded: Callable[[], bool] | None = None,
     ) -> Iterator[Diagnostic]:
         events = name_events(ctx, func)
         # an `elif` starts where its chain starts: the earlier branches do not bind before it
@@ -111,6 +129,10 @@ class BranchOnlyBinding(GraphRule):
             use = events.first_use_after(name, end)
             if use is None:
                 continue
+            if unfolded is not None:
+                if not unfolded():
+                    return
+                unfolded = None
             if isinstance(node, ast.If):
                 msg = f"`{name}` is only bound in the {where} of this `if`, but used after it (graph mode compiles both branches)"
             else:
@@ -140,7 +162,7 @@ def _parsed_bindings(stmts: list[ast.stmt], func: ast.AST, ctx: Context) -> set[
     for st in stmts:
         if type(st) is ast.If and folded_by_parser(st.test, func):
             value = instances(ctx).evaluate(st.test, func)
-            if value is not UNKNOWN:
+            if value is not UNKNOWN and not (_bare_self_attr(st.test) is not None and _plain_non_bool(value)):
                 taken = st.body if value else st.orelse
                 if taken and terminates(taken):
                     return None  # `else: raise NotImplementedError(...)` kept: no fall-through
@@ -160,6 +182,28 @@ def _params(func: ast.AST, ctx: Context) -> set[str]:
     if hit is None:
         hit = ctx.cache[key] = param_names(func)
     return hit
+
+
+def _bare_self_attr(test: ast.expr) -> ast.Attribute | None:
+    """`self.<attr>` when `test` is it, or `not` of it. Measured on 2.10 (written/heldout42a
+    cases `r2_window_shift_undefined_else_*`, probes `fix42a_sb_*`): the parser folds such a
+    test only when the attribute holds a bool; with `None`, an int (0 or 1), a float, a str,
+    a tuple or an empty list it builds both branches ("The local variable 'k' is not defined
+    in false branch, but defined in true branch", LAX and STRICT), while `self.flag is not
+    None` and `self.flag > 0` fold."""
+    while type(test) is ast.UnaryOp and type(test.op) is ast.Not:
+        test = test.operand
+    return test if type(test) is ast.Attribute and _self_attribute(test) else None
+
+
+def _plain_non_bool(v: object) -> bool:
+    return v is not UNKNOWN and (v is None or type(v) in (int, float, str, tuple, list))
+
+
+def _known_non_bool(e: ast.expr, func: ast.AST, ctx: Context) -> bool:
+    """Is `e` (`self.<attr>`) a plain Python value other than a bool, joined over every
+    instance of its class built in the file?"""
+    return _plain_non_bool(instances(ctx).evaluate(e, func))
 
 
 def folded_by_parser(test: ast.expr, func: ast.AST) -> bool:

@@ -54,10 +54,14 @@ class GraphBuiltinSemantics(GraphRule):
     - under LAX, `reversed(hs)` of a list the function grows with graph variables
       (`hs.append(x)` in a loop, a U-Net's skips) anywhere but as the iterable of a `for`
       statement: it is run as Python at run time, and a comprehension over it
-      (`[s for s in reversed(hs)]`) or `list()` of it fails ("Invalid funcgraph node ...
-      PolyNode for partial node", "The pointer[seq_abs] is null"); `for s in reversed(hs):`,
+      (`[s for s in reversed(hs)]`) fails ("Invalid funcgraph node ... PolyNode for
+      partial node", "The pointer[seq_abs] is null"); `for s in reversed(hs):`,
       `hs[::-1]` and `reversed()` of a list argument compile (STRICT refuses the call
-      itself: MS131). `zip()` with it is run as Python too, and so is the loop over the
+      itself: MS131). `list()` or `tuple()` of it is a Python list of tensors that `ops`
+      functions (`ops.stack(list(reversed(hs)))`), indexing, `len` and a `for` adding its
+      items take, while a sub-cell given a value computed from it (`self.proj(r)` in a
+      `for` over it, `self.proj(ops.stack(...))`) fails ("The object is not callable"), and
+      so does a `for` over `zip(self.ups, rev)`. `zip()` with it is run as Python too, and so is the loop over the
       zip: its items, and what the loop computes from them, are Python objects that `ops`
       functions, tensor methods and arithmetic take (`zip((0.5, 0.25), reversed(hs))` with
       a tuple of floats, ints or strs, a list, a `range`, local tensors or `hs` itself, in a
@@ -122,7 +126,9 @@ class GraphBuiltinSemantics(GraphRule):
       `r2_unet_zip_reversed_list_comprehension` (LAX accepts `r2_unet_reversed_skips_no_zip`,
       a `for` over it) and probes `fix36e_rz_*`; `zip()` with it: written/heldout38b case
       `r2_zip_reversed_skips_python_weights` (a tuple of floats: compiles) and probes
-      `fix38b_zr_*` (what the other argument is, where a sub-cell is called).
+      `fix38b_zr_*` (what the other argument is, where a sub-cell is called); `list()` of
+      it: written/heldout42a case `r2_rollout_reversed_list_of_outputs` (compiles) and
+      probes `fix42a_rv_*`.
     - `sorted()` / `reversed()` of a list of tuples walked by a `for` that appends its
       items: written/heldout39a case `paf_greedy_association_python_sorted` and probes
       `fix39c_so_*`.
@@ -218,6 +224,17 @@ class GraphBuiltinSemantics(GraphRule):
         elif name == "reversed" and _reversed_grown_list_at_lax(node, ctx):
             seq = ctx.segment(node.args[0])
             zipped = _zip_around(node, ctx)
+            copied = _copied_by_list(node, ctx)
+            if copied is not None:
+                why = _copy_fails(copied, ctx)
+                if why is not None:
+                    yield ctx.diagnostic(
+                        self,
+                        node,
+                        f"under LAX `reversed({seq})` of a list grown with graph variables is run as Python at run time, and so "
+                        f"is `{ctx.segment(copied.func)}()` of it: its items are Python objects, and {why}; use `{seq}[::-1]`",
+                    )
+                return
             if zipped is None:
                 yield ctx.diagnostic(
                     self,
@@ -539,6 +556,66 @@ def _loop_over(call: ast.Call, ctx: Context) -> ast.For | None:
         if name in _stored_names([st]):
             return None
     return None
+
+
+def _copied_by_list(call: ast.Call, ctx: Context) -> ast.Call | None:
+    """The `list(...)` / `tuple(...)` call `call` is the only argument of, if any."""
+    parent = ctx.parent(call)
+    if (
+        type(parent) is ast.Call
+        and parent.args == [call]
+        and not parent.keywords
+        and ctx.qualname(parent.func) in ("builtins.list", "builtins.tuple")
+    ):
+        return parent
+    return None
+
+
+def _copy_fails(copied: ast.Call, ctx: Context) -> str | None:
+    """Why `list(reversed(hs))` fails under LAX, or None when it compiles: a sub-cell given
+    a value computed from the copy (the copy itself, a name bound from it, the target of a
+    `for` over it, and names computed from those, in its statement and the statements after
+    it), or a `for` over `zip()` of it with the cells of a CellList. Measured (written/heldout42a
+    case `r2_rollout_reversed_list_of_outputs`, probes `fix42a_rv_*`; written/heldout36b probe
+    `fix36e_rz_local_list_reversed_zip_cells`): the copy is a Python list at run time, and
+    `ops.stack` / `ops.concat` / `ops.addn` of it, indexing, `len`, `+` with another list,
+    `tuple(...)` and a `for` adding its items compile; a sub-cell given an item, or
+    `ops.stack` of it, fails ("The object is not callable"), and so does the zip with
+    `self.ups` ("Default/Cast-op0 does not support this kernel data type")."""
+    st: ast.AST = copied
+    while (up := ctx.parent(st)) is not None and not isinstance(st, ast.stmt):
+        if type(up) is ast.Call and _self_cell_attr(up.func, ctx) is not None:
+            return f"the cell call `{ctx.segment(up)}` given it fails (MindSpore: The object is not callable)"
+        st = up
+    if not isinstance(st, ast.stmt):
+        return None
+    tainted = set(_stored_names([st])) if type(st) in (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For) else set()
+    scope: list[ast.stmt] = [*(st.body if type(st) is ast.For else []), *_statements_after(st, ctx)]
+    for later in scope:  # one pass in order: what is computed from the copy after it
+        for n in ast.walk(later):
+            if type(n) is ast.For and _reads(n.iter, tainted):
+                it = n.iter
+                if type(it) is ast.Call and ctx.qualname(it.func) == "builtins.zip":
+                    held = next((h for a in it.args if (h := _self_cell_attr(a, ctx)) is not None), None)
+                    if held is not None:
+                        return (
+                            f"the `for` over `zip()` of it with the cells of `self.{held}` (line {n.lineno}) cannot type "
+                            f"them (MindSpore: Default/Cast-op0 does not support this kernel data type)"
+                        )
+                tainted |= _stored_names([n.target])
+            elif type(n) in (ast.Assign, ast.AugAssign) and _reads(n.value, tainted):  # type: ignore[attr-defined]
+                tainted |= _stored_names([n])
+    cell = _cell_call_on(list(scope), frozenset(tainted), ctx) if tainted else None
+    if cell is None:
+        return None
+    return (
+        f"the cell call `{ctx.segment(cell)}` (line {cell.lineno}) given a value computed from them fails "
+        f"(MindSpore: The object is not callable)"
+    )
+
+
+def _reads(e: ast.AST, names: set[str]) -> bool:
+    return any(type(n) is ast.Name and n.id in names for n in ast.walk(e))
 
 
 def _zip_around(call: ast.Call, ctx: Context) -> ast.Call | None:

@@ -485,7 +485,10 @@ class FallbackValueShapeQuery(GraphRule):
     from MindSpore 2.10's sources; a read that only decides an `if` does not count:
     `ops.cumsum`, `ops.cumprod`, `ops.exp2`, `ops.xlogy`... of such a value compile), also a tensor computed from `max(a, b)` / `min(a, b)` of a number
     read from a run-time tensor (`x / max(x.std().item(), 1e-5)`: LAX runs the builtin by JIT
-    Fallback), directly or through the user's helpers, sub-cells,
+    Fallback), directly or through the user's helpers, sub-cells, a MindSpore cell built
+    once at module level and called from an `@ms.jit` function (`proj = nn.Dense(1, 4)`,
+    `proj(ms.Tensor(np.cos(hour)))`: "'int' object has no attribute '__len__'", written/heldout42a
+    probes `fix42a_jf_*`),
     `CellList` blocks and the blocks of an `nn.SequentialCell` (past blocks that do not
     query it: `nn.ReLU`, `nn.Dropout`), lists holding it (also grown by `.append`), its attributes (`.shape`,
     a namedtuple's fields, also unpacked: `v, s = Out(x, 2.0)`); an instance of a module's
@@ -2317,7 +2320,12 @@ class OpaqueValues:
             )
             if isinstance(local, ast.FunctionDef):
                 return local
-            return self._cell_of(self._loop_element(f, func), func)
+            made = self._loop_element(f, func)
+            if made is None:
+                made = self._module_mindspore_cell(f, func)
+                if made is not None and self._is_sequential(made):
+                    return self._sequential_sink(made, func)
+            return self._cell_of(made, func)
         if isinstance(f, ast.Attribute) and self._self_attr(f) is not None:
             held = self._held(f.attr, func)
             if isinstance(held, ast.Call) and self._is_sequential(held):
@@ -2468,6 +2476,44 @@ class OpaqueValues:
             ):
                 best = st.value
         return best if isinstance(best, (ast.List, ast.Tuple, ast.ListComp)) else None
+
+    def _module_mindspore_cell(self, name: ast.Name, func: ast.AST) -> ast.Call | None:
+        """`proj = nn.Dense(1, 4)` at module level, bound once there and not in `func`, called
+        from a compiled function (`@ms.jit def embed(x, h): return proj(...)`): the MindSpore
+        cell it builds, read as `self.proj` is (measured, written/heldout42a case
+        `r2_time_np_cos_of_tensor_arg_in_jit` and probes `fix42a_jf_*`: a JIT Fallback input
+        fails as in a Cell, "'int' object has no attribute '__len__'"). Only MindSpore's own
+        cells: a class of the file is left to the resolver. Only in the decorated function
+        itself: through a helper it calls (`grad_fn = ms.value_and_grad(loss_fn, ...)`, the cell
+        called in `loss_fn`) `ms.Tensor(np.array(...), ms.float32)` compiled (written/heldout19b
+        case `rl_replay_buffer_sample_in_jit`), a path not measured further."""
+        if not any(
+            (ctx_name := (self.ctx.qualname(d.func if type(d) is ast.Call else d) or "")).endswith(".jit") or ctx_name == "jit"
+            for d in getattr(func, "decorator_list", ())
+        ):
+            return None
+        if any(type(n) is ast.Name and n.id == name.id and type(n.ctx) is not ast.Load for n in ast.walk(func)):
+            return None
+        if name.id in {a.arg for a in ast.walk(func) if type(a) is ast.arg}:
+            return None
+        made: list[ast.Call] = []
+        for st in self.ctx.tree.body:
+            stored = {n.id for n in ast.walk(st) if type(n) is ast.Name and type(n.ctx) is ast.Store}
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and st.name == name.id:
+                return None
+            if name.id not in stored:
+                continue
+            if not (
+                type(st) is ast.Assign
+                and len(st.targets) == 1
+                and type(st.targets[0]) is ast.Name
+                and type(st.value) is ast.Call
+            ):
+                return None
+            made.append(st.value)
+        if len(made) != 1 or not (self.ctx.qualname(made[0].func) or "").startswith("mindspore."):
+            return None
+        return made[0]
 
     def _loop_element(self, name: ast.Name, func: ast.AST) -> ast.expr | None:
         """`for blk in self.blocks` (or `enumerate(self.blocks)`): the element `blk` names."""
