@@ -3757,14 +3757,16 @@ class Analyzer:
         (measured, written/heldout29b probes `fix29d_pad_*`); so are `c.asnumpy()` of `c =
         ops.ones(...)` and the host data of a Tensor attribute the Cell holds as a constant
         (`self.w.asnumpy()`, written/heldout41c probes `fix42a_an_*`; `item` of one is not
-        measured)."""
+        measured); so is that of a tensor bound at module level, a constant of the graph
+        (`W.asnumpy()` in a jit function, probe `fix42a_an_jit_global_dense_clean`)."""
         if self._folded_tensor(recv, fn, 0):
             return True
         if method == "item" or not isinstance(fn.func, ast.FunctionDef):
             return False
         from npu_lsp.rules.graphmode.abstract_eval import values  # imports this module
+        from npu_lsp.rules.graphmode.tensor_to_host import module_tensor
 
-        return values(self.ctx).constant_tensor_attr(recv, fn.func)
+        return values(self.ctx).constant_tensor_attr(recv, fn.func) or module_tensor(recv, self.ctx, fn.func)
 
     def _created_tensor(self, e: ast.AST, fn: _Fn) -> bool:
         if isinstance(e, ast.Name):

@@ -98,16 +98,17 @@ class TensorToHost(GraphRule):
             )
 
 
-def module_tensor(e: ast.expr, ctx: Context) -> bool:
+def module_tensor(e: ast.expr, ctx: Context, func: ast.AST | None = None) -> bool:
     """Is `e` a module-level name (not bound in the function) bound to a tensor
     (`W = Tensor(np.ones((2, 3)))`, `ops.ones(...)`)? The flow model holds it as a constant;
     it is a constant Tensor to MindSpore too, and STRICT refuses its host methods as any
     tensor's (measured, written/heldout41c probe `fix42a_an_jit_global_dense_clean`: "In
     JIT strict mode, cannot get attributes asnumpy or the Tensor[Float32] object"; LAX
     compiles it)."""
-    if type(e) is not ast.Name or ctx.function is None or analyzer(ctx).bindings_of(e.id, ctx.function):
+    func = func if func is not None else ctx.function
+    if type(e) is not ast.Name or func is None or analyzer(ctx).bindings_of(e.id, func):
         return False
-    args = getattr(ctx.function, "args", None)
+    args = getattr(func, "args", None)
     if isinstance(args, ast.arguments) and any(a.arg == e.id for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)):
         return False
     value = constructed.built(e, None, ctx)
