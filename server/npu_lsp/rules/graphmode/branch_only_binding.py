@@ -82,14 +82,14 @@ class BranchOnlyBinding(GraphRule):
             only = body ^ other
             if not only or not only - _params(func, ctx):
                 return ()
-            if folded_by_parser(node.test, func) and _bare_self_attr(node.test) is None:
+            folded = folded_by_parser(node.test, func)
+            bare = _bare_self_attr(node.test) if folded else None
+            if folded and bare is None:
                 return ()
             if not only - _assigned_before(node, ctx):  # `h = ...` then `if c: h = ...`
                 return ()
             where = "true branch" if body - other else "false branch"
-            if folded_by_parser(node.test, func):
-                bare = _bare_self_attr(node.test)
-                assert bare is not None
+            if bare is not None:
                 # the instance model only when a name is used after the `if` (it is costly)
                 return self._report(node, ctx, func, only, where, end, unfolded=lambda: _known_non_bool(bare, func, ctx))
         elif type(node) is ast.For:

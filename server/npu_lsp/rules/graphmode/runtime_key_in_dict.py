@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.control import param_names
 from npu_lsp.rules.graphmode.dict_keys import (
     fallback_key,
     module_bindings,
@@ -131,10 +132,8 @@ def _runtime_tensor(key: ast.expr, ctx: Context) -> bool:
     if a.kind(key) != Kind.TENSOR:
         return False
     func = ctx.function
-    if type(key) is ast.Name and isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        args = func.args
-        if any(p.arg == key.id for p in (*args.posonlyargs, *args.args, *args.kwonlyargs)):
-            return a.param_kind_seen(key.id, func) == Kind.TENSOR
+    if type(key) is ast.Name and isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and key.id in param_names(func):
+        return a.param_kind_seen(key.id, func) == Kind.TENSOR
     return True
 
 
