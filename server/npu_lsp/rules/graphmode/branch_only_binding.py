@@ -31,11 +31,15 @@ class BranchOnlyBinding(GraphRule):
     attribute of `self` (`if self.use_bias:`, `if not self.training:`, `if self.bias is
     None:`), one attribute of a global module, class or object (`if cfg.device_target ==
     "Ascend":`), a local bound only to a literal (`flag = True`), `not` or comparisons of those,
-    and `and`/`or` where one operand is such a condition. A bare attribute of `self` is
-    folded only when it holds a bool: `if self.shift:` with `self.shift = (3, 6)` or `None`
-    (an int, a float, a str too) builds both branches, so `if self.shift: sh, sw =
-    self.shift` then `if self.shift: x = roll(x, -sh)` fails, while `if self.shift is not
-    None:` is folded (written/heldout42a probes `fix42a_sb_*`).
+    and `and`/`or` of such conditions read as Python reads them: each operand reached must
+    fold to a bool, and the first one deciding the result ends it (`self.flag and x.sum() >
+    0` with flag True builds both branches, with flag False it is folded; written/heldout42a
+    probes `fix43a_ao_*`). A bare attribute of `self` is folded only when it holds a bool:
+    `if self.shift:` with `self.shift = (3, 6)` or `None` (an int, a float, a str too) builds
+    both branches, so `if self.shift: sh, sw = self.shift` then `if self.shift: x = roll(x,
+    -sh)` fails, while `if self.shift is not None:` is folded (written/heldout42a probes
+    `fix42a_sb_*`); each instance built in the file counts, also those built in a loop over
+    literals (`for shift in (None, (3, 6)): Block(4, shift)`, probes `fix43a_il_*`).
 
     ## Example
     ```python

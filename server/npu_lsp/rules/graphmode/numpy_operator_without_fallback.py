@@ -52,6 +52,8 @@ class NumpyOperatorWithoutFallback(GraphRule):
     `np.arange(4)`, `np.isnan(arr)`), a module-level array, an array `__init__` keeps on
     `self`, or one derived from those (a name bound to it, `arr.astype(bool)`, `arr[1:]`,
     `arr > 1`, `arr & other`): learn2learn's `np.nonzero(~adaptation_indices)` in `construct`.
+    For `~` and unary `+`, also the host copy of a tensor, `t.asnumpy()`, and what is derived
+    from it (`~(pred.asnumpy() >= self.thr)`).
 
     ## Why is this bad?
     MindSpore keeps a numpy array in compiled code as an interpreted constant, and each Python
@@ -94,7 +96,11 @@ class NumpyOperatorWithoutFallback(GraphRule):
       method or an `@ms.jit` function; `+m` of a local, module-level or `self` array; `a @ x`,
       `np.ones(...) @ np.ones(...)`: refused at LAX and STRICT. `-m`, `m == False`,
       `np.logical_not(m)`, `np.invert(m)`, `~` of a tensor, `~IDX[1]`, `~np.isnan(3.0)`,
-      `+np.mean(IDX)` and `~` in `__init__` compile.
+      `+np.mean(IDX)` and `~` in `__init__` compile. Under LAX `~` / `+` of `t.asnumpy()`,
+      of `t.asnumpy() >= self.thr`, of `(t > 0.5).asnumpy()` fail the same way, while `-`,
+      `np.logical_not` and `a @ b` of two such copies compile (written/heldout42a cases
+      `nowcast_csi_numpy_in_construct`, `r2_nowcast_csi_numpy_maximum_denominator`, probes
+      `fix43a_nx_*`).
     """
 
     nodes = (ast.UnaryOp, ast.BinOp)
