@@ -53,7 +53,8 @@ class NumpyOperatorWithoutFallback(GraphRule):
     `self`, or one derived from those (a name bound to it, `arr.astype(bool)`, `arr[1:]`,
     `arr > 1`, `arr & other`): learn2learn's `np.nonzero(~adaptation_indices)` in `construct`.
     For `~` and unary `+`, also the host copy of a tensor, `t.asnumpy()`, and what is derived
-    from it (`~(pred.asnumpy() >= self.thr)`).
+    from it (`~(pred.asnumpy() >= self.thr)`), unless it is an argument of another library's
+    function (`distance_transform_edt(~mask)`), which LAX runs whole as Python.
 
     ## Why is this bad?
     MindSpore keeps a numpy array in compiled code as an interpreted constant, and each Python
@@ -112,7 +113,11 @@ class NumpyOperatorWithoutFallback(GraphRule):
             return ()
         if type(node) is ast.UnaryOp:
             spelled = _UNARY_OPS.get(type(node.op))
-            if spelled is None or not _numpy_array(node.operand, ctx, ctx.function, 0, host=True):
+            if spelled is None:
+                return ()
+            if not _numpy_array(node.operand, ctx, ctx.function, 0) and (
+                not _numpy_array(node.operand, ctx, ctx.function, 0, host=True) or _given_to_foreign_call(node, ctx)
+            ):
                 return ()
             sym, name = spelled
             return [
@@ -138,6 +143,22 @@ class NumpyOperatorWithoutFallback(GraphRule):
                 f'`@` with the numpy array `{ctx.segment(side)}` in compiled code: MindSpore\'s `@` is the MatMul primitive, which takes tensors only (MindSpore: Failed calling MatMulExt with "{arg}=External"); wrap the array in `ms.Tensor(...)`',
             )
         ]
+
+
+def _given_to_foreign_call(node: ast.expr, ctx: Context) -> bool:
+    """Is `node` inside the arguments of a call of a function of another library than numpy
+    or MindSpore (`distance_transform_edt(~mask)` of `scipy.ndimage`)? Such a call runs, its
+    arguments too, as Python under LAX: `~` of a host copy there compiles (measured,
+    written/heldout24b case `r2_loss_boundary_edt_whole_array`)."""
+    child: ast.AST = node
+    parent = ctx.parent(node)
+    while isinstance(parent, ast.expr):
+        if type(parent) is ast.Call and child is not parent.func:
+            q = ctx.qualname(parent.func) or ""
+            if q and q.partition(".")[0] not in ("numpy", "mindspore", "builtins"):
+                return True
+        child, parent = parent, ctx.parent(parent)
+    return False
 
 
 def _instead(sym: str) -> str:
