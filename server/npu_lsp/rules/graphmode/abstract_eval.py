@@ -723,6 +723,15 @@ class Values:
             src = self._value(e.args[0], func, d)
             dtype = target.name if isinstance(target, av.DType) else None
             return av.Tensor(dtype, src.rank if isinstance(src, av.Tensor) else None)
+        if e.args and (
+            (last == "depend" and q.startswith("mindspore."))
+            or (type(f) is ast.Call and (self.ctx.qualname(f.func) or "").endswith(".Depend"))
+        ):
+            # `ops.depend(value, effect)` / `P.Depend()(value, effect)` is `value`, whatever it
+            # is: the model zoo's `success = True` then `success = F.depend(success, F.assign(
+            # ...))` under a tensor `if` joins two bools (measured, written/lax probes
+            # `zoo43_depend_*`; mindediting's Adan optimizer)
+            return self._value(e.args[0], func, d)
         fixed = av.ops_function_dtype(q)
         if fixed is not None:
             return av.Tensor(fixed)

@@ -31,11 +31,15 @@ class BranchOnlyBinding(GraphRule):
     attribute of `self` (`if self.use_bias:`, `if not self.training:`, `if self.bias is
     None:`), one attribute of a global module, class or object (`if cfg.device_target ==
     "Ascend":`), a local bound only to a literal (`flag = True`), `not` or comparisons of those,
-    and `and`/`or` where one operand is such a condition. A bare attribute of `self` is
-    folded only when it holds a bool: `if self.shift:` with `self.shift = (3, 6)` or `None`
-    (an int, a float, a str too) builds both branches, so `if self.shift: sh, sw =
-    self.shift` then `if self.shift: x = roll(x, -sh)` fails, while `if self.shift is not
-    None:` is folded (written/heldout42a probes `fix42a_sb_*`).
+    and `and`/`or` of such conditions read as Python reads them: each operand reached must
+    fold to a bool, and the first one deciding the result ends it (`self.flag and x.sum() >
+    0` with flag True builds both branches, with flag False it is folded; written/heldout42a
+    probes `fix43a_ao_*`). A bare attribute of `self` is folded only when it holds a bool:
+    `if self.shift:` with `self.shift = (3, 6)` or `None` (an int, a float, a str too) builds
+    both branches, so `if self.shift: sh, sw = self.shift` then `if self.shift: x = roll(x,
+    -sh)` fails, while `if self.shift is not None:` is folded (written/heldout42a probes
+    `fix42a_sb_*`); each instance built in the file counts, also those built in a loop over
+    literals (`for shift in (None, (3, 6)): Block(4, shift)`, probes `fix43a_il_*`).
 
     ## Example
     ```python
@@ -84,7 +88,8 @@ class BranchOnlyBinding(GraphRule):
                 return ()
             folded = folded_by_parser(node.test, func)
             bare = _bare_self_attr(node.test) if folded else None
-            if folded and bare is None:
+            either = _bool_op(node.test) if folded and bare is None else None
+            if folded and bare is None and either is None:
                 return ()
             if not only - _assigned_before(node, ctx):  # `h = ...` then `if c: h = ...`
                 return ()
@@ -92,6 +97,8 @@ class BranchOnlyBinding(GraphRule):
             if bare is not None:
                 # the instance model only when a name is used after the `if` (it is costly)
                 return self._report(node, ctx, func, only, where, end, unfolded=lambda: _known_non_bool(bare, func, ctx))
+            if either is not None:
+                return self._report(node, ctx, func, only, where, end, unfolded=lambda: _bool_op_unfolded(either, func, ctx))
         elif type(node) is ast.For:
             # the loop's own target and its body's bindings; cheap filters before the name
             # index: most loops only rebind names assigned just before them, and their
@@ -196,14 +203,59 @@ def _bare_self_attr(test: ast.expr) -> ast.Attribute | None:
     return test if type(test) is ast.Attribute and _self_attribute(test) else None
 
 
+def _bool_op(test: ast.expr) -> ast.BoolOp | None:
+    """`test` when it is an `and` / `or` (or `not` of one)."""
+    while type(test) is ast.UnaryOp and type(test.op) is ast.Not:
+        test = test.operand
+    return test if type(test) is ast.BoolOp else None
+
+
+def _bool_op_unfolded(test: ast.BoolOp, func: ast.AST, ctx: Context) -> bool:
+    """Does the parser build both branches of `if a and b:` / `if a or b:` although an
+    operand is one it folds? It reads the operands in turn as Python would: each one it
+    reaches must fold to a bool, and the first that decides the result (False for `and`,
+    True for `or`) ends it. Measured on 2.10 (written/heldout42a probes `fix43a_ao_*`,
+    `fix42a_sb_tuple_and_training`): `self.flag and x.sum() > 0` with flag True, `self.flag
+    or x.sum() > 0` with flag False, `x.sum() > 0 and self.flag`, `self.flag and
+    self.other` with other `(3, 6)` or flag 1, `(3, 6) or True`, `False or None` build both
+    branches at both levels ("The local variable 'k' is not defined in false branch");
+    `False and x.sum() > 0`, `True or x.sum() > 0`, `False and (3, 6)`, `True or None`,
+    `self.other is not None and x.sum() > 0` with other None fold. Unknown values: silence."""
+    decides = type(test.op) is ast.Or
+    inst = instances(ctx)
+    for operand in test.values:
+        if _bool_op(operand) is not None:
+            return False  # nested `and` / `or`: not measured
+        if not folded_by_parser(operand, func):
+            return True  # reached, and left to the graph
+        bare = _bare_self_attr(operand)
+        if bare is not None and _known_non_bool(bare, func, ctx):
+            return True
+        value = inst.evaluate(operand, func)
+        if type(value) is not bool or value is decides:
+            return False  # not known, or decides the test: folded
+    return False
+
+
 def _plain_non_bool(v: object) -> bool:
     return v is not UNKNOWN and (v is None or type(v) in (int, float, str, tuple, list))
 
 
 def _known_non_bool(e: ast.expr, func: ast.AST, ctx: Context) -> bool:
     """Is `e` (`self.<attr>`) a plain Python value other than a bool, joined over every
-    instance of its class built in the file?"""
-    return _plain_non_bool(instances(ctx).evaluate(e, func))
+    instance of its class built in the file, or else for each one (at most eight; a call in
+    a loop over literals once per turn): each instance compiles its own graph. Measured
+    (written/heldout42a case `pangu_shift_window_concat_if_shift`, probes `fix43a_il_*`):
+    `for shift in (None, (3, 6)): Block(4, shift)`, the same in a comprehension, over
+    `range(2)` or `[0, 2]`, and a parent's `CellList([Block(4, 0 if i % 2 == 0 else 2) for i
+    in range(2)])` fail at both levels; with `(False, True)` or `i % 2 == 1` they compile."""
+    inst = instances(ctx)
+    joined = inst.evaluate(e, func)
+    if joined is not UNKNOWN:
+        return _plain_non_bool(joined)
+    cls = inst.owner_of(func)
+    sites = inst.instance_sites(cls) if cls is not None else None
+    return bool(sites) and all(_plain_non_bool(inst.evaluate_for_instance(e, func, s)) for s in sites or ())
 
 
 def folded_by_parser(test: ast.expr, func: ast.AST) -> bool:

@@ -12,6 +12,7 @@ from typing import Any
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.control import param_names
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.map_closure_free_variable import (
@@ -19,7 +20,6 @@ from npu_lsp.rules.graphmode.map_closure_free_variable import (
     function_bindings,
     local_constant,
     local_function,
-    parameter_names,
 )
 
 _PARTIAL = frozenset({"functools.partial"})
@@ -200,7 +200,7 @@ def _closure_problem(
     primitive cannot take: a read of a graph value of `func`, of a module-level name or a
     builtin, a call of a sub-cell (per `spec`)."""
     a = analyzer(ctx)
-    params = parameter_names(func) - {"self"}
+    params = param_names(func) - {"self"}
     bound = function_bindings(ctx)
     for name, use in free_names(fn).items():
         if name in params:
@@ -268,7 +268,7 @@ def _helper_closure(helper: str, ctx: Context) -> str | None:
     func = ctx.scopes.info.functions.get(helper)
     if func is None or ctx.function is not None and analyzer(ctx).rebinds(helper, ctx.function):
         return None
-    params = parameter_names(func)
+    params = param_names(func)
     made: dict[str, ast.AST] = {
         st.name: st for st in func.body if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))
     }

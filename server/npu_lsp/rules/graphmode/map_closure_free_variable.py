@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context, called_name
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.control import param_names
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.optimizer_facts import optimizer_mappers
@@ -304,7 +305,7 @@ def local_constant(
     if not values or any(not isinstance(v, ast.expr) for v in values):
         return False
     seen.add(name)
-    params = parameter_names(func)
+    params = param_names(func)
     for value in values:
         for sub in ast.walk(value):
             if isinstance(sub, ast.Name) and sub.id != "self":
@@ -314,8 +315,3 @@ def local_constant(
                     return False
     return True
 
-
-def parameter_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    args = func.args
-    out = {p.arg for p in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
-    return out | {p.arg for p in (args.vararg, args.kwarg) if p is not None}

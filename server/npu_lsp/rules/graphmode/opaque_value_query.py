@@ -490,7 +490,10 @@ class FallbackValueShapeQuery(GraphRule):
     `proj(ms.Tensor(np.cos(hour)))`: "'int' object has no attribute '__len__'", written/heldout42a
     probes `fix42a_jf_*`),
     `CellList` blocks and the blocks of an `nn.SequentialCell` (past blocks that do not
-    query it: `nn.ReLU`, `nn.Dropout`), lists holding it (also grown by `.append`), its attributes (`.shape`,
+    query it: `nn.ReLU`, `nn.Dropout`; also the next block after a Cell of the file that
+    returns such a value inside the SequentialCell, snnTorch's `init_hidden` Leaky storing a
+    Tensor `self.mem` in `construct` before `nn.Dense`: written/heldout41a probes
+    `fix43a_sq_*`), lists holding it (also grown by `.append`), its attributes (`.shape`,
     a namedtuple's fields, also unpacked: `v, s = Out(x, 2.0)`); an instance of a module's
     `collections.namedtuple` class, built as Python under LAX even from tensors (not from
     tensors created from constants, `ops.zeros((n, 4))`: built while compiling), counts as
@@ -736,7 +739,7 @@ class FallbackValueShapeQuery(GraphRule):
       result (written/heldout41c case `fs2_variance_adaptor_target_none`, probes `fix41c_fb_*`).
     """
 
-    nodes = (ast.Call, ast.Attribute, ast.Subscript, ast.ListComp, ast.GeneratorExp, ast.For)
+    nodes = (ast.Call, ast.Attribute, ast.Subscript, ast.ListComp, ast.GeneratorExp, ast.For, ast.Return)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # not a generator itself: most files have no fallback call, and every call,
@@ -744,6 +747,8 @@ class FallbackValueShapeQuery(GraphRule):
         scope, func = ctx.scope, ctx.function
         if scope is None or scope.level != "lax" or func is None:
             return ()
+        if type(node) is ast.Return:
+            return self._sequential_block_return(node, ctx, func)
         if type(node) is ast.Call and type(node.func) is ast.Name:
             callees = ctx.cache.get(_SCRIPTED_CALLEES_KEY)
             if callees is None:
@@ -761,6 +766,37 @@ class FallbackValueShapeQuery(GraphRule):
         if not has_fallback(ctx):
             return ()
         return self._check(node, ctx, func)
+
+    def _sequential_block_return(self, node: ast.Return, ctx: Context, func: ast.AST) -> list[Diagnostic]:
+        """The `construct` of a Cell of this file placed in an `nn.SequentialCell(...)` returning
+        a JIT Fallback value that the next block (past MindSpore blocks that do not read it:
+        `nn.ReLU`) is a MindSpore cell reading its input's shape or dtype: the chain is
+        `Dense(Leaky(x))`. Measured (written/heldout41a cases
+        `r2_init_hidden_sequential_spk_only`, `snntorch_init_hidden_attr_mem`, probes
+        `fix43a_sq_*`): snnTorch's `init_hidden` Leaky storing a Tensor `self.mem` in
+        `construct`, followed by `nn.Dense` (also past `nn.ReLU` or a Cell of the file passing
+        its input on, `x * self.scale`) or `nn.LayerNorm` in an `nn.SequentialCell` (built at
+        module level, called there or from an `@ms.jit` function, or held by a Cell), fails
+        under LAX ("'int' object has no attribute '__len__'"); the Leaky last, followed by
+        `nn.ReLU` alone or by a Cell of the file only, compiles."""
+        if node.value is None or getattr(func, "name", None) != "construct" or not ctx.mentions("SequentialCell"):
+            return []
+        if type(node.value) is ast.Tuple:
+            return []  # a tuple is not what a next block takes (`return spk, mem` of the last one)
+        if not has_fallback(ctx):
+            return []
+        o = OpaqueValues(ctx)
+        successor = o.sequential_successor(func)
+        if successor is None or not o.value(node.value, func, frozenset()):
+            return []
+        cell, built = successor
+        return [
+            ctx.diagnostic(
+                self,
+                node,
+                f"this Cell returns `{_short_segment(ctx, node.value)}`, a JIT Fallback value, and the next block of the `nn.SequentialCell` built at line {built.lineno}, `{cell.rpartition('.')[2]}`, reads the shape or dtype of its input (MindSpore: 'int' object has no attribute '__len__', or for `nn.LayerNorm` negative dimensions are not allowed); keep the state in a Parameter, or compute it with graph tensors",
+            )
+        ]
 
     def _cell_called_in_whole_script(self, node: ast.Call, ctx: Context, func: ast.AST) -> Diagnostic | None:
         """`dict(logits=self.head(h), ...)`, `cast(Tensor, self.fc(x))`, `sorted([...])` under
@@ -2423,6 +2459,40 @@ class OpaqueValues:
         if isinstance(values[0], ast.Name):
             return _given_to_init(cls, attr, self.ctx) or values[0]
         return values[0]
+
+    def sequential_successor(self, func: ast.AST) -> tuple[str, ast.Call] | None:
+        """When `func` is the `construct` of a block of an `nn.SequentialCell(...)` built in
+        this file: the MindSpore cell after it that reads its input's shape or dtype (past
+        MindSpore blocks that do not, as `_sequential_sink`), with that SequentialCell call."""
+        key = "opaque.sequential_calls"
+        calls: list[ast.Call] | None = self.ctx.cache.get(key)
+        if calls is None:
+            calls = self.ctx.cache[key] = [n for n in ast.walk(self.ctx.tree) if type(n) is ast.Call and self._is_sequential(n)]
+        cells = _queries()[0]
+        for call in calls:
+            blocks = [self._cell_of(b, func) for b in self._blocks(call)]
+            for i, made in enumerate(blocks):
+                if made is not func:
+                    continue
+                for later in blocks[i + 1 :]:
+                    if isinstance(later, ast.FunctionDef) and self._passes_input(later):
+                        continue  # a Cell of the file returning what it is given, `x * self.scale`
+                    if not isinstance(later, str):
+                        break  # unknown, or a Cell of the file that does not pass it on
+                    if later in cells:
+                        return later, call
+        return None
+
+    def _passes_input(self, construct: ast.FunctionDef) -> bool:
+        """Does `construct` (a block of an `nn.SequentialCell`) return a JIT Fallback value
+        when its input is one (measured, written/heldout41a probe
+        `fix43a_sq_mod_leaky_plain_dense`: `x * self.scale` passes it on to `nn.Dense`)?"""
+        params = [a.arg for a in construct.args.args[1:]]
+        if not params:
+            return False
+        env = frozenset(params[:1])
+        rets = [r.value for r in ast.walk(construct) if type(r) is ast.Return and r.value is not None]
+        return bool(rets) and all(self.value(r, construct, env) for r in rets)
 
     def _is_sequential(self, held: ast.expr | None) -> bool:
         return isinstance(held, ast.Call) and self.ctx.qualname(held.func) == "mindspore.nn.SequentialCell"

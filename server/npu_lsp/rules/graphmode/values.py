@@ -130,6 +130,70 @@ class Instances:
                     self._sites.setdefault(node.func.id, []).append(node)
         return self._sites.get(cls, [])
 
+    def instance_sites(self, cls: ast.ClassDef) -> list[ast.Call] | None:
+        """One call per instance of `cls` (or of a subclass) built in this file, at most
+        eight: a call inside `for` loops or comprehensions that walk literal values and give
+        the loop variable to the constructor is taken once per turn, as a copy with the
+        variable replaced by that turn's value (`for shift in (None, (3, 6)): Block(4,
+        shift)` is `Block(4, None)` and `Block(4, (3, 6))`; `[Block(4, 0 if i % 2 == 0 else
+        2) for i in range(2)]`). None when the turns are not known or there are more."""
+        out: list[ast.Call] = []
+        for c in (cls, *self._subclasses(cls)):
+            for site in self.instantiations(c.name):
+                turns = self._turns(site)
+                if turns is None or len(out) + len(turns) > 8:
+                    return None
+                out.extend(turns)
+        return out
+
+    def _turns(self, site: ast.Call) -> list[ast.Call] | None:
+        """`site` once per turn of the loops around it (in its own scope) whose variable it
+        is given; `[site]` when there is none; None when such a loop's values are unknown."""
+        used = {n.id for a in (*site.args, *(k.value for k in site.keywords)) for n in ast.walk(a) if type(n) is ast.Name}
+        calls = [site]
+        child: ast.AST = site
+        node = self.ctx.parent(site)
+        while node is not None and not isinstance(node, (*_SCOPES, ast.Lambda)):
+            loops: list[tuple[ast.expr, ast.expr, list[ast.AST]]] = []
+            if type(node) is ast.For and any(b is child for b in node.body):
+                loops.append((node.target, node.iter, node.body))  # type: ignore[arg-type]
+            elif type(node) in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
+                gens = node.generators  # type: ignore[attr-defined]
+                loops.extend((g.target, g.iter, []) for g in gens)
+                if any(g.iter is child or g.ifs for g in gens):
+                    return None  # a filter keeps only some turns
+            for target, it, body in loops:
+                if type(target) is not ast.Name or target.id not in used:
+                    continue
+                values = self._literal_turns(it, node)
+                if values is None or len(values) * len(calls) > 8 or _rebinds(body, target.id):
+                    return None
+                calls = [_with_value(c, target.id, v) for c in calls for v in values]
+            child, node = node, self.ctx.parent(node)
+        return calls
+
+    def _literal_turns(self, it: ast.expr, at: ast.AST) -> list[ast.expr] | None:
+        """The values a loop over `it` walks, as expressions, when they are literals:
+        `range(N)`, a tuple / list display of literals (`(None, (3, 6))`), or a name bound
+        once to one."""
+        turns = range_count(it)
+        if turns is not None:
+            return [ast.Constant(value=i) for i in range(turns)] if turns <= 8 else None
+        seq: ast.expr | None = it
+        if type(it) is ast.Name:
+            stmt: ast.AST | None = at
+            while stmt is not None and not isinstance(stmt, ast.stmt):
+                stmt = self.ctx.parent(stmt)  # the statement around a comprehension
+            seq = self._constant_display(it.id, stmt) if isinstance(stmt, ast.stmt) else None
+        if not isinstance(seq, (ast.Tuple, ast.List)) or len(seq.elts) > 8:
+            return None
+        for e in seq.elts:
+            try:
+                ast.literal_eval(e)
+            except (ValueError, TypeError, SyntaxError):
+                return None
+        return list(seq.elts)
+
     def _init_of(self, cls: ast.ClassDef, depth: int = 0) -> tuple[ast.ClassDef, ast.FunctionDef] | None:
         for item in cls.body:
             if isinstance(item, ast.FunctionDef) and item.name == "__init__":
@@ -1513,6 +1577,23 @@ def _substituted(value: ast.expr, var: str, turn: str | int) -> ast.expr:
             return node
 
     return _Turn().visit(copy.deepcopy(value))
+
+
+def _rebinds(body: list[ast.AST], name: str) -> bool:
+    return any(type(n) is ast.Name and n.id == name and type(n.ctx) is not ast.Load for b in body for n in ast.walk(b))
+
+
+def _with_value(call: ast.Call, var: str, value: ast.expr) -> ast.Call:
+    """A copy of `call` with the loop variable `var` read as `value` (a literal)."""
+
+    class _Turn(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            if node.id == var and type(node.ctx) is ast.Load:
+                return ast.copy_location(copy.deepcopy(value), node)
+            return node
+
+    out: ast.Call = _Turn().visit(copy.deepcopy(call))
+    return out
 
 
 def _stores_other(st: ast.AST, attr: str) -> bool:
