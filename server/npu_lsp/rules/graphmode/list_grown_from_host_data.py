@@ -15,12 +15,20 @@ from npu_lsp.rules.graphmode.host_values import HOST_METHODS as _HOST_METHODS
 from npu_lsp.rules.graphmode.host_values import host_iterable as _host_iterable
 from npu_lsp.rules.graphmode.host_values import numpy_of_host
 from npu_lsp.rules.graphmode.list_grown_in_tensor_loop import grown_names, needs_elements
+from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
 
 #: list methods that change a list in place (measured: `pop` and `reverse` of a host list fail
 #: under LAX as `append` does, `sort` and `remove` compile)
 _IN_PLACE = frozenset({"append", "extend", "insert", "pop", "reverse"})
 #: of them, those called without arguments
 _NO_ARGS = frozenset({"pop", "reverse"})
+#: the pair that, both applied to a list display holding a JIT Fallback value, leaves LAX a
+#: Python object it cannot read (measured, written/lax probes `genfresh43_fs_*`: `vals = [x.shape[1]
+#: * 1.0, 0.5, 2.0]` of a fallback `x`, or `[len(s) * 1.0, ...]` of an f-string, then `insert`
+#: and `pop` in either order and any read (`vals[-1]`, `vals[0]`, `sum`, `len`, a `for`, a
+#: return) fail: "'float' object is not subscriptable"; `insert` or `pop` alone, no read, a
+#: constant list or a graph `x` compile; fresh v5 seed 10700110, v6 seed 12002226)
+_SHUFFLE = frozenset({"insert", "pop"})
 
 
 @rule(code="MS175", name="list-grown-from-host-data", severity="error", family="graphmode")
@@ -40,6 +48,10 @@ class ListGrownFromHostData(GraphRule):
     tensors, or `[x[0], x[1] * 2]`) and grown in that loop is flagged where the loop grows
     it; so is growing a copy of such a list (`v.copy()`, `copy.copy(v)`) read by index,
     `len` or a `for` afterwards.
+    Also a list display holding a value JIT Fallback computes (`vals = [x.shape[1] * 1.0,
+    0.5, 2.0]` after `x = x + x.tolist()[0][0] * 0`, or `[len(s) * 1.0, ...]` of an f-string)
+    changed by both `insert` and `pop`, in either order, and read afterwards (by index,
+    `len`, `sum`, a `for`, a return).
 
     ## Why is this bad?
     Under LAX, `tolist()` / `asnumpy()` of a tensor computed at run time is run by JIT
@@ -78,6 +90,10 @@ class ListGrownFromHostData(GraphRule):
     `copy.copy(v)`) grown in place is None in the graph afterwards: indexing it, `len` or a
     `for` over it fail under LAX; returning or concatenating it, `v[:]` and `list(v)`
     compile.
+    A list display holding a fallback value and changed by both `insert` and `pop` is a
+    Python object LAX cannot read back ("'float' object is not subscriptable", "'NoneType'
+    object is not subscriptable" when `pop` runs first); `insert` or `pop` alone, a constant
+    list, a list of graph values, or no read afterwards compile.
 
     ## Example
     ```python
@@ -109,12 +125,14 @@ class ListGrownFromHostData(GraphRule):
       `heldout14` probes `lx_fb_*` (`sort`, `remove`, slices compile); guarded changes: the
       written set `heldout18a` (`r2_pc_ball_query_per_center_loop_list`) and its probes
       `fe18a_hl_*` (an `append` / `extend` under `if` or `while` compiles when it never runs,
-      is rejected when it does).
+      is rejected when it does); a list display holding a fallback value changed by both
+      `insert` and `pop`: the written set `lax` probes `genfresh43_fs_*` (fresh v5 seeds
+      10700110, 10700186, v6 seed 12002226).
     """
 
     nodes = (ast.Call,)
     #: no host method (or `reversed`) named anywhere: no host data to follow
-    words = ("reversed(", ".copy(", *(f".{m}(" for m in sorted(_HOST_METHODS)))
+    words = ("reversed(", ".copy(", ".insert(", *(f".{m}(" for m in sorted(_HOST_METHODS)))
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
@@ -143,6 +161,11 @@ class ListGrownFromHostData(GraphRule):
                     severity="warning" if guarded else None,
                 )
                 return
+            if f.attr in _SHUFFLE and isinstance(bound, ast.List):
+                found = list(self._shuffled_display(node, f, bound, ctx))
+                if found:
+                    yield from found
+                    return
             if f.attr in _NO_ARGS:
                 return  # measured on host lists only
             if bound is not None and _fallback_copy(bound, ctx):
@@ -185,6 +208,54 @@ class ListGrownFromHostData(GraphRule):
                     f"`{name}` is filled only inside the `for` over `{ctx.segment(loop.iter)}` (line {loop.lineno}), {what}: they are unknown while the graph is built, so the loop adds nothing and `{name}` is empty here",
                 )
                 return
+
+
+    def _shuffled_display(
+        self, node: ast.Call, f: ast.Attribute, bound: ast.List, ctx: Context
+    ) -> Iterable[Diagnostic]:
+        """`vals = [x.shape[1] * 1.0, 0.5, 2.0]` holding a JIT Fallback value, changed by both
+        `insert` and `pop` (either order) and read afterwards: reported at the later of the two."""
+        assert isinstance(f.value, ast.Name)
+        name = f.value.id
+        other = "pop" if f.attr == "insert" else "insert"
+        start, here = (bound.lineno, bound.col_offset), (node.lineno, node.col_offset)
+        if not any(
+            not c.nested and c.how == other and start < (c.node.lineno, c.node.col_offset) < here
+            for c in analyzer(ctx).changes(name, ctx.function)
+        ):
+            return
+        item = next((e for e in bound.elts if opaque_at_lax(e, ctx.function, ctx)), None)
+        if item is None:
+            return
+        read = _loaded_after(node, name, ctx)
+        if read is None:
+            return
+        guarded = _under_condition(node, ctx, name, f.attr)
+        yield ctx.diagnostic(
+            self,
+            node,
+            f"`{name}` holds `{ctx.segment(item)}`, a value JIT Fallback computes at run time, and is changed in place by both `{other}` and `{f.attr}`: LAX then runs the list as a Python object and reading it (line {read.lineno}) fails{' when this runs' if guarded else ''} (\"'float' object is not subscriptable\"); build a new list instead of changing this one in place",
+            severity="warning" if guarded else None,
+        )
+
+
+def _loaded_after(call: ast.Call, name: str, ctx: Context) -> ast.Name | None:
+    """The first read of `name` after `call` that is not another method call on it (an index,
+    `len`, `sum`, a `for`, a return); None when `name` is bound again first."""
+    line = call.end_lineno or call.lineno
+    reads: list[ast.Name] = []
+    stores: list[int] = []
+    for n in ast.walk(ctx.function):  # type: ignore[arg-type]
+        if type(n) is not ast.Name or n.id != name or n.lineno <= line:
+            continue
+        if not isinstance(n.ctx, ast.Load):
+            stores.append(n.lineno)
+        elif type(ctx.parent(n)) is not ast.Attribute:
+            reads.append(n)
+    read = min(reads, key=lambda r: (r.lineno, r.col_offset), default=None)
+    if read is None or (stores and min(stores) <= read.lineno):
+        return None
+    return read
 
 
 def _host_loops(ctx: Context) -> list[ast.For]:

@@ -1701,7 +1701,10 @@ class OpaqueValues:
             # a list grown with one (`outs = []` then `outs.append(v)` in a loop)
             if isinstance(value, ast.List) and self._appended(e, st, func, env, depth):
                 return True
-            return self.in_place and isinstance(value, ast.List) and self._changed_in_place(e, st, func)
+            # a list comprehension too (measured, written/lax probes `genfresh43_wj_lc_*`: `[float(v)
+            # for v in x[0]]` then `pop`/`insert`/`reverse`, read by index or `sum`, joins with
+            # anything at LAX; `append`, `len`, a read before the method fail; fresh v6 seed 12002320)
+            return self.in_place and isinstance(value, (ast.List, ast.ListComp)) and self._changed_in_place(e, st, func)
         if isinstance(e, ast.BinOp):
             return self.value(e.left, func, env, depth) or self.value(e.right, func, env, depth)
         if isinstance(e, ast.Compare):
@@ -2085,8 +2088,12 @@ class OpaqueValues:
 
     def opaque_params(self, func: ast.AST, depth: int = 0) -> frozenset[str]:
         """Parameters of `func` some call of it in this file gives a fallback value."""
+        # keyed by `in_place` too: a parameter given a list changed in place is one only for
+        # the join findings, and a plain query's answer must not hide it (fresh v6 seed 12002320)
         memo: dict[int, frozenset[str]] = self.ctx.cache.setdefault(
-            "opaque.params" if self.keyword_namedtuples else "opaque.params.nokw", {}
+            ("opaque.params" if self.keyword_namedtuples else "opaque.params.nokw")
+            + (".inplace" if self.in_place else ""),
+            {},
         )
         hit = memo.get(id(func))
         if hit is not None:
@@ -2124,7 +2131,7 @@ class OpaqueValues:
         )
 
     def _changed_in_place(self, name: ast.Name, bound: ast.stmt, func: ast.AST) -> bool:
-        """Is the list display `name` was last bound to (at `bound`) changed by a method LAX
+        """Is the list display (or comprehension) `name` was last bound to (at `bound`) changed by a method LAX
         runs by JIT Fallback (`_IN_PLACE_FALLBACK`) before this read?"""
         start, read = (bound.lineno, bound.col_offset), (name.lineno, name.col_offset)
         return any(
@@ -3806,7 +3813,9 @@ def opaque_at_lax(e: ast.expr, func: ast.AST | None, ctx: Context) -> bool:
 #: == 2 else x.sum()`, compiles at LAX; after `append`, `clear`, `remove`, `sort`, after
 #: `list((4.0, 2.0)).reverse()`, with `len(lst)` or with the list read before the method, the
 #: join fails ("Cannot join the return values of different branches"). Unlike other fallback
-#: values these are no sink's trouble: `nn.Dense`, `ops.zeros_like`, `ops.cast` of them compile)
+#: values these are no sink's trouble: `nn.Dense`, `ops.zeros_like`, `ops.cast` of them compile).
+#: A list comprehension changed so counts as well (probes `genfresh43_wj_lc_*`), but what its
+#: `pop()` returns does not: `x + lst.pop()` fails ("The Map operator don't support Closure ...")
 _IN_PLACE_FALLBACK = frozenset({"pop", "insert", "extend", "reverse"})
 
 
