@@ -121,7 +121,9 @@ class DuplicateParameterNames(GraphRule):
     Flags a `@jit` function or a `construct` that uses two networks built at module level
     (directly, through the functions it calls, the functions given to
     `value_and_grad`/`grad` and the `construct` of module-level instances of its Cells, or
-    through `ParameterTuple(net.trainable_params())` gathered in `__init__`, not when
+    through `ParameterTuple(net.trainable_params())` gathered in `__init__`, or through
+    module-level lists of their parameters it reads (`ema_params = net_ema.trainable_params()`,
+    also in `ParameterTuple(...)` / `list(...)`; written/heldout43a probes `h43a_pn_*`), not when
     `.clone(prefix=...)` renames the copies, unless two such copies read by `construct`
     take one prefix: `ParameterTuple(g.trainable_params()).clone(prefix="ema")` beside the
     same of `g_ema`, both named `ema.0.weight`...) whose parameters

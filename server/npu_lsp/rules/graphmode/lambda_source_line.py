@@ -49,7 +49,10 @@ class LambdaSourceLine(GraphRule):
     ...`, `self.post = post or (lambda t: t)`; the arm the construction's literal picks,
     or every arm when all are lambdas), one a module-level conditional binds, lambdas
     appended to a list (`self.tfs.append(lambda t: ...)`) that compiled code reads, and
-    `setattr(self, "act", lambda t: ...)` (written/heldout32b probes `fix32c_lam_*`). A
+    `setattr(self, "act", lambda t: ...)` (written/heldout32b probes `fix32c_lam_*`). Also
+    lambdas bound by unpacking a tuple and called in compiled code (`self.f, self.g = lambda
+    t: ..., lambda t: ...` in `__init__`, `scale_fn, shift_fn = lambda ..., lambda ...` at
+    module level; written/heldout43a probes `h43a_lm_*`: "got Tuple"). A
     lambda that starts its line and ends it compiles wherever it sits.
 
     ## Why is this bad?
