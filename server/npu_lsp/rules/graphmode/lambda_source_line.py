@@ -862,22 +862,34 @@ def _module_unpacked(name: str, ctx: Context) -> list[ast.Lambda]:
     if func is not None and _binds_in(func, name):  # type: ignore[arg-type]
         return []
 
-    def is_name(e: ast.expr) -> bool:
-        return type(e) is ast.Name and e.id == name
-
-    # unpacking statements first (cheap, and most files have none giving `name` a lambda)
-    hits = [
-        v
-        for st in ctx.tree.body
-        if type(st) is ast.Assign and any(isinstance(t, (ast.Tuple, ast.List)) for t in st.targets)
-        for v in [_unpacked_element(st, is_name)]
-        if v is not None
-    ]
+    hits = _module_unpackings(ctx).get(name, [])
     if len(hits) != 1 or not isinstance(hits[0], ast.Lambda):
         return []
     if sum(_binds_at_top(st, name) for st in ctx.tree.body) != 1:
         return []  # bound again elsewhere at module level: which value is called is not known here
     return [hits[0]]
+
+
+def _module_unpackings(ctx: Context) -> dict[str, list[ast.expr]]:
+    """Module-level names an unpacking assignment of a tuple or list literal binds -> the
+    elements they get (once per file: most files have none)."""
+    key = "MS147.unpackings"
+    hit = ctx.cache.get(key)
+    if isinstance(hit, dict):
+        return hit
+    out: dict[str, list[ast.expr]] = {}
+    for st in ctx.tree.body:
+        if type(st) is not ast.Assign or not isinstance(st.value, (ast.Tuple, ast.List)):
+            continue
+        for target in st.targets:
+            if isinstance(target, (ast.Tuple, ast.List)):
+                for t in target.elts:
+                    if type(t) is ast.Name:
+                        v = _unpacked_element(st, lambda e, n=t.id: type(e) is ast.Name and e.id == n)  # type: ignore[misc]
+                        if v is not None:
+                            out.setdefault(t.id, []).append(v)
+    ctx.cache[key] = out
+    return out
 
 
 def _binds_at_top(st: ast.stmt, name: str) -> bool:
