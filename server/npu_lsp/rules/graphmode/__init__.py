@@ -156,6 +156,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     tensor_filtered_comprehension,
     tensor_identity_under_strict,
     tensor_method_under_strict,
+    tensor_overload_cpu_kernel,
     tensor_size_argument,
     tensor_to_host,
     torch_style_transpose,

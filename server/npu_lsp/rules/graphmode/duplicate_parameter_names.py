@@ -121,7 +121,9 @@ class DuplicateParameterNames(GraphRule):
     Flags a `@jit` function or a `construct` that uses two networks built at module level
     (directly, through the functions it calls, the functions given to
     `value_and_grad`/`grad` and the `construct` of module-level instances of its Cells, or
-    through `ParameterTuple(net.trainable_params())` gathered in `__init__`, not when
+    through `ParameterTuple(net.trainable_params())` gathered in `__init__`, or through
+    module-level lists of their parameters it reads (`ema_params = net_ema.trainable_params()`,
+    also in `ParameterTuple(...)` / `list(...)`; written/heldout43a probes `h43a_pn_*`), not when
     `.clone(prefix=...)` renames the copies, unless two such copies read by `construct`
     take one prefix: `ParameterTuple(g.trainable_params()).clone(prefix="ema")` beside the
     same of `g_ema`, both named `ema.0.weight`...) whose parameters
@@ -1162,6 +1164,10 @@ def _reached_globals(fn: ast.FunctionDef, ctx: Context) -> list[str]:
                     for t in st.targets:
                         if isinstance(t, ast.Name):
                             builders[t.id] = [first.id]
+            else:
+                source = _listed_parameters_of(st.value)
+                if source is not None and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+                    builders[st.targets[0].id] = [source]
     constructs = _module_instance_constructs(ctx)
     out: list[str] = []
     todo = [fn]
@@ -1187,6 +1193,30 @@ def _reached_globals(fn: ast.FunctionDef, ctx: Context) -> list[str]:
                     if name in constructs:
                         todo.append(constructs[name])
     return out
+
+
+def _listed_parameters_of(value: ast.Call) -> str | None:
+    """`net` for a module-level `params = net.trainable_params()` (another getter of
+    `_PARAM_GETTERS`, or the same in `ParameterTuple(...)` / `list(...)` / `tuple(...)`):
+    compiled code reading `params` takes `net`'s Parameters into its graph, under their
+    names (measured, written/heldout43a case `train_ema_zip_assign_jit_clean` and probes
+    `h43a_pn_*`: two such lists of same-named networks zipped in an `@ms.jit` EMA update,
+    one list beside a call of the other network, a helper reading both: "its name 'weight'
+    already exists" at LAX and STRICT; one list alone, or networks whose names differ,
+    compile). Not `.clone(prefix=...)` of them, nor an optimizer built from them."""
+    if (
+        isinstance(value.func, ast.Name)
+        and value.func.id in ("ParameterTuple", "list", "tuple")
+        or isinstance(value.func, ast.Attribute)
+        and value.func.attr == "ParameterTuple"
+    ):
+        if len(value.args) != 1 or value.keywords or not isinstance(value.args[0], ast.Call):
+            return None
+        value = value.args[0]
+    f = value.func
+    if isinstance(f, ast.Attribute) and f.attr in _PARAM_GETTERS and isinstance(f.value, ast.Name):
+        return f.value.id
+    return None
 
 
 def _closure_reads(fn: ast.FunctionDef, factory: ast.FunctionDef, ctx: Context) -> list[str]:
