@@ -466,13 +466,20 @@ def _carried_dynamic_read(read: ast.expr, ctx: Context) -> bool:
     return declared_dynamic_size(t, dim if type(dim) is int else None, ctx.function, ctx)
 
 
-def _runtime_tuple_item(key: ast.expr, ctx: Context) -> ast.expr | None:
-    """The item of a tuple key (a display, or a name bound once to one) that is a number
-    read from a run-time tensor (`int(t[0])`, `t.item()`)."""
-    if type(key) is ast.Name:
+def _runtime_tuple_item(key: ast.expr, ctx: Context, depth: int = 0) -> ast.expr | None:
+    """The item of a tuple key (a display, a concatenation of tuples, or a name bound once
+    to one) that is a number read from a run-time tensor (`int(t[0])`, `t.item()`).
+    A concatenation keeps the item: prefix beam search's `nxt[prefix + (best,)] = ...` with
+    `best = int(lp[t].argmax())` (measured, written/heldout43d case
+    `r2_beam_dict_prefixes_nonempty_init` and probes `h43d_dk_concat_*`: "dict_setitem
+    evaluator key should not be tuple that contains variables, but got ValueAny" at LAX and
+    STRICT; `prefix + (s,)` with `s` from `range` or a shape compiles)."""
+    if type(key) is ast.Name and depth < 3:
         bound = analyzer(ctx).single_assignment(key.id, ctx.function)
-        if type(bound) is ast.Tuple:
-            key = bound
+        if type(bound) in (ast.Tuple, ast.BinOp):
+            key = bound  # type: ignore[assignment]
+    if type(key) is ast.BinOp and type(key.op) is ast.Add and depth < 3:
+        return _runtime_tuple_item(key.left, ctx, depth + 1) or _runtime_tuple_item(key.right, ctx, depth + 1)
     if type(key) is not ast.Tuple:
         return None
     return next((x for x in key.elts if host_scalar(x, ctx)), None)
