@@ -933,13 +933,13 @@ class Analyzer:
                         for block in blocks:
                             extend(getattr(node, block))
                     continue
-                for target in targets:
+                for target, v in _paired_targets(targets, value):
                     if type(target) is attr_t and type(target.value) is name_t and target.value.id == "self":
                         got = out.get(target.attr)
                         if got is None:
-                            out[target.attr] = [value]
+                            out[target.attr] = [v]
                         else:
-                            got.append(value)
+                            got.append(v)
         self._self_assigned[key] = out  # first, so a cycle of bases ends here
         for attr, values in self._inherited_values(cls).items():
             out.setdefault(attr, values)
@@ -4209,6 +4209,26 @@ def _array_dtype(inner: ast.expr, ctx: Context) -> str | None:
                 if d and (d.startswith(("float", "bfloat")) or isinstance(other.value, int)):
                     return d
     return None
+
+
+def _paired_targets(targets: list[ast.expr], value: ast.expr | None) -> list[tuple[ast.expr, ast.expr | None]]:
+    """Each target of an assignment with the value it gets; an unpacking of a display of the
+    same length pairs item by item (`self.lo, self.hi = lo, hi` in `__init__`; written/heldout43d
+    case `gumbel_quantizer_temperature_decay_python_attr`: `self.decay` set that way is a
+    number as `self.decay = decay` is). Other unpackings are left out, as before."""
+    out: list[tuple[ast.expr, ast.expr | None]] = []
+    for target in targets:
+        if type(target) is ast.Tuple or type(target) is ast.List:
+            elts = target.elts
+            if (
+                (type(value) is ast.Tuple or type(value) is ast.List)
+                and len(value.elts) == len(elts)
+                and not any(type(x) is ast.Starred for x in (*elts, *value.elts))
+            ):
+                out.extend(zip(elts, value.elts, strict=True))
+            continue
+        out.append((target, value))
+    return out
 
 
 def _calls_init(st: ast.stmt) -> bool:

@@ -58,7 +58,9 @@ class TensorDictKey(GraphRule):
     v`, at both levels; `d.get(f"{int(pred)}", "?")` under STRICT, LAX's is below;
     `f"{x.shape[0]}"` folds and compiles).
     Also a tuple key holding such a number (`self.known.get((int(h[i]), int(r[i])), set())`,
-    `d[(t.item(), 1)] = v`), at both levels, and under LAX the key of `d.get(k, ...)` when
+    `d[(t.item(), 1)] = v`; also a concatenation of tuples, prefix beam search's
+    `nxt[prefix + (best,)] = s` with `best = int(lp[t].argmax())`), at both levels, and under
+    LAX the key of `d.get(k, ...)` when
     `k` is the variable of a `for` over a tensor's host data (`for d in dst.asnumpy().tolist():
     deg[d] = deg.get(d, 0) + 1`), or an item of such data (`tokens[i]`, `tuple(tokens[i:i +
     2])` with `tokens = t.tolist()`) looked up in a local dict display before anything is
@@ -136,6 +138,11 @@ class TensorDictKey(GraphRule):
       host values as dict values and `for` stores: compile under LAX); tuple keys and `.get`
       in host loops: the written heldout15b probes `ls_dk_*`, `ls_hl_dict_*` and cases
       `kge_distmult_filtered_rank`, `r2_gnn_node_degree_python_dict`.
+    - Tuple keys built by concatenation: written/heldout43d case
+      `r2_beam_dict_prefixes_nonempty_init` and probes `h43d_dk_concat_*` ("dict_setitem /
+      dict_getitem evaluator key should not be tuple that contains variables" at LAX and
+      STRICT, either side, through a name, in a store, a lookup and `.get`; `prefix + (s,)`
+      with `s` from `range`, `(0,) + (x.shape[0],)` and constant tuples compile).
     - Dicts on `self` made by a comprehension or given to the constructor, and keys picked
       from a constant list with a run-time number: the written heldout19b probes `dk19_*`
       (rejected at LAX and STRICT; a constant key, `int(t) in self.d` and a list indexed by
@@ -466,13 +473,20 @@ def _carried_dynamic_read(read: ast.expr, ctx: Context) -> bool:
     return declared_dynamic_size(t, dim if type(dim) is int else None, ctx.function, ctx)
 
 
-def _runtime_tuple_item(key: ast.expr, ctx: Context) -> ast.expr | None:
-    """The item of a tuple key (a display, or a name bound once to one) that is a number
-    read from a run-time tensor (`int(t[0])`, `t.item()`)."""
-    if type(key) is ast.Name:
+def _runtime_tuple_item(key: ast.expr, ctx: Context, depth: int = 0) -> ast.expr | None:
+    """The item of a tuple key (a display, a concatenation of tuples, or a name bound once
+    to one) that is a number read from a run-time tensor (`int(t[0])`, `t.item()`).
+    A concatenation keeps the item: prefix beam search's `nxt[prefix + (best,)] = ...` with
+    `best = int(lp[t].argmax())` (measured, written/heldout43d case
+    `r2_beam_dict_prefixes_nonempty_init` and probes `h43d_dk_concat_*`: "dict_setitem
+    evaluator key should not be tuple that contains variables, but got ValueAny" at LAX and
+    STRICT; `prefix + (s,)` with `s` from `range` or a shape compiles)."""
+    if type(key) is ast.Name and depth < 3:
         bound = analyzer(ctx).single_assignment(key.id, ctx.function)
-        if type(bound) is ast.Tuple:
-            key = bound
+        if type(bound) in (ast.Tuple, ast.BinOp):
+            key = bound  # type: ignore[assignment]
+    if type(key) is ast.BinOp and type(key.op) is ast.Add and depth < 3:
+        return _runtime_tuple_item(key.left, ctx, depth + 1) or _runtime_tuple_item(key.right, ctx, depth + 1)
     if type(key) is not ast.Tuple:
         return None
     return next((x for x in key.elts if host_scalar(x, ctx)), None)
