@@ -25,7 +25,10 @@ class ListAppendedUnderTensorIf(GraphRule):
     read after the loop (at LAX; the CTC-style collapse `if tok != prev: out.append(tok)`),
     or given to `sum`, `max` or `ops.stack` after the loop (at STRICT too: the mean-IoU loop
     `if union > 0: ious.append(inter / union)` then `sum(ious) / len(ious)`). Under STRICT
-    also when what is appended is a tuple or list (`pairs.append((i, j))`), whatever follows.
+    also when what is appended is a tuple, list or dict (`pairs.append((i, j))`,
+    `segments_info.append({"id": k})`), whatever follows. At both levels, a list of dicts
+    grown under such an `if` that also holds a `continue` / `break`, when the function returns
+    the list (detectron2's panoptic `segments_info`).
 
     Also, in such a loop, a list or counter grown only after `if <tensor>: continue` (the
     rest of the body appends, the `if` does not), when it was `[]` or `0` before the loop and
