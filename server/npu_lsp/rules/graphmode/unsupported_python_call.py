@@ -1019,19 +1019,12 @@ def _iterates_strs(name: str, ctx: Context, at: ast.expr | None = None) -> bool:
     if name in params:
         return False
     stores = [n for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
-    if at is not None and not _in_comprehension_binding(at, name, func, ctx):
+    if stores and at is not None and not _in_comprehension_binding(at, name, func, ctx):
         # a comprehension's target is its own variable (Python 3): a read outside every
         # comprehension binding `name` sees only the function's own bindings (written/heldout43c
         # case `aux_loss_sum_over_dict_items`: `{k + f"_{i}": v for k, v in d.items()}` next to
         # `for k, v in losses.items(): k.split("_")`)
-        inner = {
-            id(n)
-            for c in ast.walk(func)
-            if isinstance(c, ast.comprehension)
-            for n in ast.walk(c.target)
-            if isinstance(n, ast.Name)
-        }
-        stores = [n for n in stores if id(n) not in inner]
+        stores = [n for n in stores if not _comprehension_target(n, ctx)]
     if not stores:
         return False
     targets = set()
@@ -1067,6 +1060,15 @@ def _iterates_strs(name: str, ctx: Context, at: ast.expr | None = None) -> bool:
         ) or _held_strs(it, ctx) or _module_strs(it, params, func, ctx):
             targets.add(id(target))
     return all(id(n) in targets for n in stores)
+
+
+def _comprehension_target(n: ast.Name, ctx: Context) -> bool:
+    """Is the stored name `n` (part of) the target of a comprehension's `for`?"""
+    child: ast.AST = n
+    parent = ctx.parent(n)
+    while isinstance(parent, (ast.Tuple, ast.List, ast.Starred)):
+        child, parent = parent, ctx.parent(parent)
+    return isinstance(parent, ast.comprehension) and parent.target is child
 
 
 def _in_comprehension_binding(at: ast.AST, name: str, func: ast.AST, ctx: Context) -> bool:
