@@ -25,7 +25,10 @@ class ListAppendedUnderTensorIf(GraphRule):
     read after the loop (at LAX; the CTC-style collapse `if tok != prev: out.append(tok)`),
     or given to `sum`, `max` or `ops.stack` after the loop (at STRICT too: the mean-IoU loop
     `if union > 0: ious.append(inter / union)` then `sum(ious) / len(ious)`). Under STRICT
-    also when what is appended is a tuple or list (`pairs.append((i, j))`), whatever follows.
+    also when what is appended is a tuple, list or dict (`pairs.append((i, j))`,
+    `segments_info.append({"id": k})`), whatever follows. At both levels, a list of dicts
+    grown under such an `if` that also holds a `continue` / `break`, when the function returns
+    the list (detectron2's panoptic `segments_info`).
 
     Also, in such a loop, a list or counter grown only after `if <tensor>: continue` (the
     rest of the body appends, the `if` does not), when it was `[]` or `0` before the loop and
@@ -142,7 +145,13 @@ class ListAppendedUnderTensorIf(GraphRule):
                 continue
             if leaves_loop(sub):
                 # a `break` / `continue` elsewhere in the `if` (`else: break`, under a nested
-                # `if`) makes it a loop exit too: no join of the list's lengths (`leaves_loop`)
+                # `if`) makes it a loop exit too: no join of the list's lengths (`leaves_loop`),
+                # but a list of dicts grown there is still of run-time length, which the graph
+                # cannot hand back to Python
+                for name, d in _returned_dicts(self, sub, node, ctx):
+                    if name not in reported:
+                        reported.add(name)
+                        yield d
                 continue
             grown = _grown(sub.body) - _grown(sub.orelse)
             for name in sorted(grown - reported):
@@ -153,7 +162,7 @@ class ListAppendedUnderTensorIf(GraphRule):
                     # to `len`, but not `sum` / `max` / `ops.stack` of it after the loop
                     measured = _measured_after(name, node, ctx.function, ctx)
                     if measured is None:
-                        sequence = _sequence_appended(name, sub.body)
+                        sequence = _sequence_appended(name, sub.body, ctx)
                         if sequence is not None:
                             # measured: the joined list's elements must be scalars or tensors
                             # under STRICT, whatever follows the loop
@@ -239,8 +248,13 @@ def _grown(body: list[ast.stmt]) -> set[str]:
     return out
 
 
-def _sequence_appended(name: str, body: list[ast.stmt]) -> ast.expr | None:
-    """A tuple or list display given to `name.append(...)` in `body`."""
+def _sequence_appended(name: str, body: list[ast.stmt], ctx: Context) -> ast.expr | None:
+    """A tuple, list or dict given to `name.append(...)` in `body`: a display, a dict
+    comprehension or a `dict(...)` call. Measured for dicts (written/heldout43c case
+    `r2_segments_info_dicts_under_tensor_if`, probes `h43c_dapp_*`: detectron2's
+    `segments_info.append({"id": k, ...})` under a tensor or `.item()` `if` in a loop is
+    refused under STRICT whether the list is returned or given to `len`, "'int' object has no
+    attribute 'append'"; appending on both sides of the `if` compiles)."""
     for st in body:
         for n in branch_list(st):
             if (
@@ -250,10 +264,63 @@ def _sequence_appended(name: str, body: list[ast.stmt]) -> ast.expr | None:
                 and isinstance(n.func.value, ast.Name)
                 and n.func.value.id == name
                 and len(n.args) == 1
-                and isinstance(n.args[0], (ast.Tuple, ast.List))
+                and _is_container(n.args[0], ctx)
             ):
                 return n.args[0]
     return None
+
+
+def _returned_dicts(rule: GraphRule, sub: ast.If, loop: ast.For, ctx: Context) -> Iterator[tuple[str, Diagnostic]]:
+    """A list bound to `[]` before the loop, given a dict (`_is_dict`) in `sub`'s body and
+    returned by the function (as it is or in a returned tuple). Measured at both levels
+    (written/heldout43c case `postproc_panoptic_keep_nonzero_loop`, detectron2's panoptic
+    `segments_info.append({...})` under `.item()` tests holding a `continue`, and probes
+    `h43c_dcont_*`): returned, "DynamicSequence does not support dictionary type as element type
+    now" / "RealTupleGetItem ... does not support this kernel data type"; `len` of it, tensors or
+    tuples appended instead, and an `if` that only ends in `continue` compile."""
+    func = ctx.function
+    assert func is not None
+    for name in sorted(_grown(sub.body)):
+        appended = _sequence_appended(name, sub.body, ctx)
+        if appended is None or not _is_dict(appended, ctx) or not _bound_before(name, loop, func):
+            continue
+        if not _returned(name, func):
+            continue
+        yield name, ctx.diagnostic(
+            rule,
+            sub,
+            f"`{name}` gets the dict `{ctx.segment(appended)}` only when this tensor condition holds, "
+            f"inside the unrolled loop on line {loop.lineno}, so it is a list of dicts of run-time "
+            f"length, which MindSpore cannot return from the graph (\"DynamicSequence does not "
+            f'support dictionary type as element type now")',
+        )
+
+
+def _returned(name: str, func: ast.AST) -> bool:
+    """Is `name` returned by `func` (its own `return`s), as it is or in a returned tuple?"""
+    todo: list[ast.AST] = list(getattr(func, "body", []))
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(n, ast.Return) and n.value is not None:
+            vals = n.value.elts if isinstance(n.value, ast.Tuple) else [n.value]
+            if any(isinstance(v, ast.Name) and v.id == name for v in vals):
+                return True
+        todo.extend(ast.iter_child_nodes(n))
+    return False
+
+
+def _is_dict(e: ast.expr, ctx: Context) -> bool:
+    if isinstance(e, (ast.Dict, ast.DictComp)):
+        return True
+    return isinstance(e, ast.Call) and ctx.qualname(e.func) == "builtins.dict"
+
+
+def _is_container(e: ast.expr, ctx: Context) -> bool:
+    if isinstance(e, (ast.Tuple, ast.List, ast.Dict, ast.DictComp)):
+        return True
+    return isinstance(e, ast.Call) and ctx.qualname(e.func) == "builtins.dict"
 
 
 def _bound_before(name: str, loop: ast.For, func: ast.AST) -> bool:
