@@ -75,6 +75,18 @@ _LIST: Final = "[]"
 _SELF_ITEM: Final = "self[]"
 
 
+def _number_value(v: ast.expr) -> bool:
+    """`t.item()`, `float(...)` / `int(...)` or a number literal: a Python number."""
+    if type(v) is ast.Constant:
+        return type(v.value) in (int, float)
+    if type(v) is not ast.Call or v.keywords:
+        return False
+    f = v.func
+    if type(f) is ast.Attribute:
+        return f.attr == "item" and not v.args
+    return type(f) is ast.Name and f.id in ("float", "int") and len(v.args) == 1
+
+
 def _self_item_key(e: ast.Subscript) -> str | None:
     """The env key of `self.<attr>[<constant>]`, else None. An item stored so and read back
     later in the same compiled run is the stored value (measured, written/lax probes
@@ -1981,8 +1993,44 @@ class Ranks:
         if len(held) != 1:
             return False
         first = held[0]
+        if type(first) is ast.Dict and not first.keys and cls is not None:
+            return self._number_stored(cls, e.value.attr, key.value)  # type: ignore[attr-defined]
         displays = [first] if isinstance(first, ast.Dict) else self._given_displays(first, cls) if first is not None else []
         return bool(displays) and all(_number_entry(d, key.value) for d in displays)
+
+    def _number_stored(self, cls: ast.ClassDef, attr: str, key: str) -> bool:
+        """Does every store under `key` into `self.<attr>` (a dict `__init__` makes empty) in
+        the class's methods give a number (`t.item()`, `float(...)`, `int(...)`, a number
+        literal), with no other way to change the dict (`.update`, `.setdefault`)? An item
+        read back is then a Python number (measured, written/lax probes `fix43b_sm_stats_*`:
+        `if 'mean' in self.stats: x = x - self.stats['mean'] * 0` then `self.stats['mean'] =
+        x.mean().item()` keeps `x`'s shape, `int(x.argmax())` of a `(2, 3)` `x` fails; difftest
+        v6 seed 12001773)."""
+        ck = ("ranks-number-store", id(cls), attr, key)
+        hit = self.ctx.cache.get(ck)
+        if isinstance(hit, bool):
+            return hit
+        stores = 0
+        ok = True
+        for method in cls.body:
+            if type(method) is not ast.FunctionDef or method.name == "__init__":
+                continue
+            for n in ast.walk(method):
+                if type(n) is ast.Call and type(n.func) is ast.Attribute and _self_attr(n.func.value) and n.func.value.attr == attr:  # type: ignore[attr-defined]
+                    ok = False
+                target = n.targets[0] if type(n) is ast.Assign and len(n.targets) == 1 else None
+                if type(n) is ast.AugAssign:
+                    target = n.target
+                if not (type(target) is ast.Subscript and _self_attr(target.value) and target.value.attr == attr):  # type: ignore[attr-defined]
+                    continue
+                if type(n) is ast.AugAssign or not (type(target.slice) is ast.Constant and target.slice.value == key):
+                    ok = False  # a computed key or an in-place update: not followed
+                    continue
+                stores += 1
+                ok = ok and _number_value(n.value)  # type: ignore[union-attr]
+        ok = ok and stores > 0
+        self.ctx.cache[ck] = ok
+        return ok
 
     def _given_displays(self, v: ast.expr, cls: ast.ClassDef | None) -> list[ast.Dict]:
         """The dict displays every `Cls(...)` call of the file gives `__init__`'s parameter
