@@ -31,6 +31,14 @@ _SKIP_FIELDS = frozenset(
 )
 #: Node types that never have children worth visiting.
 LEAVES: frozenset[type] = frozenset({ast.Name, ast.Constant})
+#: the comprehensions (each a scope of its own): a tuple for `isinstance`, a set for `type(n) in`
+COMPREHENSIONS: tuple[type[ast.ListComp], type[ast.SetComp], type[ast.DictComp], type[ast.GeneratorExp]] = (
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
+COMPREHENSION_TYPES: frozenset[type] = frozenset(COMPREHENSIONS)
 #: Node type -> its child-holding fields (filled by `fields`; read directly by hot loops).
 FIELDS: dict[type, tuple[str, ...]] = {}
 

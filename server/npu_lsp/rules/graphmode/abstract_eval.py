@@ -15,10 +15,11 @@ import functools
 import math
 import re
 
+from npu_lsp.astutil import COMPREHENSIONS
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode import constructed
-from npu_lsp.rules.graphmode.dynamic_shape import COMPREHENSIONS, binds_name
+from npu_lsp.rules.graphmode.dynamic_shape import binds_name
 from npu_lsp.rules.graphmode.flow import (
     FOLDED_OPS,
     Analyzer,

@@ -10,7 +10,7 @@ import ast
 import re
 from collections import Counter
 
-from npu_lsp.astutil import STATEMENT_BLOCKS
+from npu_lsp.astutil import COMPREHENSIONS, STATEMENT_BLOCKS
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode import constructed
 from npu_lsp.rules.graphmode.flow import analyzer, helper_makes_tensor, makes_tensor
@@ -451,7 +451,6 @@ ACROSS_JOIN = _Join()
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 #: expressions MindSpore compiles as graphs of their own (a comprehension's first iterable is
 #: evaluated outside it)
-_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
 def reaching_store(e: ast.Attribute, func: ast.AST, stores: list[ast.stmt], ctx: Context) -> ast.stmt | _Join | None:
@@ -482,7 +481,7 @@ def reaching_store(e: ast.Attribute, func: ast.AST, stores: list[ast.stmt], ctx:
     while p is not None and not isinstance(p, ast.stmt):
         if isinstance(p, ast.Lambda):
             return None
-        if isinstance(p, _COMPREHENSIONS):
+        if isinstance(p, COMPREHENSIONS):
             first = p.generators[0]
             if not (child is first and grandchild is first.iter):
                 own_graph = True

@@ -6,7 +6,7 @@ import ast
 import bisect
 from collections.abc import Iterator
 
-from npu_lsp.astutil import NO_BLOCKS, STATEMENT_BLOCKS, store_names, walk
+from npu_lsp.astutil import COMPREHENSION_TYPES, NO_BLOCKS, STATEMENT_BLOCKS, store_names, walk
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode.helpers import returns_in, terminates
 
@@ -85,7 +85,6 @@ _TARGET_STATEMENTS = frozenset({ast.AugAssign, ast.AnnAssign, ast.For, ast.Async
 _DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 
 
-_COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})
 
 
 def _comprehension_names(
@@ -137,7 +136,7 @@ class NameEvents:
         names_at: dict[tuple[str, int], ast.Name] = {}
         own: set[int] = set()  # names a comprehension binds for itself (never the function's)
         for n in walk(func):  # a parent comes before its children
-            if type(n) in _COMPREHENSIONS:
+            if type(n) in COMPREHENSION_TYPES:
                 own.update(_comprehension_names(n))  # type: ignore[arg-type]
             elif type(n) is ast.Name and id(n) in own:
                 continue

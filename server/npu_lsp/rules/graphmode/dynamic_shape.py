@@ -17,7 +17,7 @@ import json
 from importlib import resources
 from typing import Final
 
-from npu_lsp.astutil import self_attr
+from npu_lsp.astutil import COMPREHENSIONS, self_attr
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import FUNCS, returns_in
@@ -26,7 +26,6 @@ from npu_lsp.scope import module_statements
 _MAX_DEPTH = 5
 _BLOCKS = ("body", "orelse", "finalbody")
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
-COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _SHAPE_ATTRS = frozenset({"shape", "size"})
 
 

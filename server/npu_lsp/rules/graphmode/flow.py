@@ -30,6 +30,7 @@ from enum import Enum, IntEnum
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from npu_lsp.astutil import (
+    COMPREHENSION_TYPES,
     STATEMENT_BLOCKS,
     ascii_words,
     branch_list,
@@ -136,7 +137,6 @@ _FOLDED_ON_FOLDED = frozenset({"minimum", "mul", "sqrt"})
 _KIND, _TYPES, _DTYPES, _NUMPY = 0, 1, 2, 3
 _ATTRS = (_KIND, _TYPES, _DTYPES, _NUMPY)
 _NO_NAMES: frozenset[str] = frozenset()
-_COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})
 #: the targets of `for <targets> in` in a file's text, and the identifiers in them (no `\b`
 #: before `for`: a pattern starting with the literal is searched for at C speed, one with
 #: `\b` is tried at every position, ~100x slower; a superset does no harm)
@@ -1390,7 +1390,7 @@ class Analyzer:
             t = type(node)
             if t in _SCOPES and node is not func:
                 return None
-            if t in _COMPREHENSIONS:
+            if t in COMPREHENSION_TYPES:
                 return None
             if entry and node is not func and _header_binds(node, name):
                 return None  # `if (n := ...)`, `with ... as n`: bound before the read
@@ -2880,7 +2880,7 @@ class Analyzer:
         out: dict[int, list[_Binding]] = {}
         if func is None:
             return out
-        for comp in find_branches(func, _COMPREHENSIONS):  # outer ones before inner ones
+        for comp in find_branches(func, COMPREHENSION_TYPES):  # outer ones before inner ones
             visible: dict[str, list[_Binding]] = {}
             gens = comp.generators  # type: ignore[attr-defined]
             for i, g in enumerate(gens):

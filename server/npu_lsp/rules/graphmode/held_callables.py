@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from npu_lsp.astutil import is_none_literal, none_compared
+from npu_lsp.astutil import COMPREHENSIONS, is_none_literal, none_compared
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.flow import analyzer
@@ -86,7 +86,7 @@ def _comprehension_source(name: ast.Name, ctx: Context, func: ast.AST) -> ast.ex
     """The iterable of the comprehension around `name` whose only target is `name`."""
     node: ast.AST | None = ctx.parent(name)
     while node is not None and node is not func:
-        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+        if isinstance(node, COMPREHENSIONS):
             for g in node.generators:
                 if isinstance(g.target, ast.Name) and g.target.id == name.id:
                     return g.iter

@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 
+from npu_lsp.astutil import COMPREHENSIONS
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode.flow import AUGMENTED, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import store_lines
@@ -215,7 +216,7 @@ def scalar_list_item(e: ast.expr, ctx: Context) -> ast.expr | None:
         return None
     p = ctx.parent(e)
     while p is not None and p is not ctx.function:
-        gens = [p] if type(p) is ast.For else getattr(p, "generators", None) if isinstance(p, (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)) else None
+        gens = [p] if type(p) is ast.For else getattr(p, "generators", None) if isinstance(p, COMPREHENSIONS) else None
         for g in gens or ():
             if type(g.target) is ast.Name and g.target.id == e.id:
                 return g.iter if runtime_scalar_list(g.iter, ctx) else None

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from npu_lsp.astutil import node_key
+from npu_lsp.astutil import COMPREHENSION_TYPES, node_key
 from npu_lsp.engine import Context
 from npu_lsp.modes import runs_eagerly
 from npu_lsp.rules.graphmode import abstract as av
@@ -1975,7 +1975,7 @@ class Ranks:
                 path = _target_path(p.target, arg.id)
                 if path is not None:
                     return self._numbers_at(p.iter, path, p)
-            elif type(p) in _COMPREHENSION_TYPES:
+            elif type(p) in COMPREHENSION_TYPES:
                 # `nn.CellDict({f'{a}{i}': Block(a, s) for i, (a, s) in enumerate(ROWS)})`:
                 # the rows as a `for` statement's (difftest v6 seed 12001536)
                 comps = [*p.generators, *comps]  # type: ignore[attr-defined]
@@ -3315,7 +3315,6 @@ def _number_entry(d: ast.Dict, key: object) -> bool:
     return False
 
 
-_COMPREHENSION_TYPES = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _CELL_CONTAINERS = ("mindspore.nn.CellList", "mindspore.nn.SequentialCell", "mindspore.nn.CellDict")
 
 

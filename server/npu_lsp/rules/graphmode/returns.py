@@ -36,7 +36,12 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any
 
-from npu_lsp.astutil import DEFINITIONS_AND_IMPORTS, STATEMENT_BLOCKS, module_bindings
+from npu_lsp.astutil import (
+    COMPREHENSION_TYPES,
+    DEFINITIONS_AND_IMPORTS,
+    STATEMENT_BLOCKS,
+    module_bindings,
+)
 from npu_lsp.rules.graphmode.result_kinds import CONST_FUNCTIONS as _SHAPE_FUNCS
 from npu_lsp.rules.graphmode.result_kinds import CONST_METHODS as _CONST_METHODS
 from npu_lsp.rules.graphmode.result_kinds import CONST_PRIMITIVES as _CONST_PRIMITIVES
@@ -227,7 +232,7 @@ class _Body:
                     bound = getattr(n, "name", None) or getattr(n, "rest", None)
                     if isinstance(bound, str):  # `case [a, *rest]`: captured, kind unknown
                         self.bindings.setdefault(bound, []).append(None)
-            elif t in (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp):
+            elif t in COMPREHENSION_TYPES:
                 continue  # its variables are its own; its walrus targets are rare
             elif t is ast.Delete:
                 continue

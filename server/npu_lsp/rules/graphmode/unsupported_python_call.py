@@ -9,7 +9,7 @@ import json
 from collections.abc import Iterable
 from importlib import resources
 
-from npu_lsp.astutil import is_none_literal
+from npu_lsp.astutil import COMPREHENSIONS, is_none_literal
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -346,7 +346,7 @@ class UnsupportedPythonCall(GraphRule):
         (measured at both levels: `all([f.shape[1] == fs[0].shape[1] for f in fs])` gives
         "NameError: name 'fs' is not defined"; `all([f.shape[1] == 3 for f in fs])`, whose
         only local is the iterable of the first `for`, compiles)."""
-        comps = [a for a in node.args if isinstance(a, _COMPREHENSIONS)]
+        comps = [a for a in node.args if isinstance(a, COMPREHENSIONS)]
         lambdas = [a for a in [*node.args, *(k.value for k in node.keywords)] if isinstance(a, ast.Lambda)]
         if not (comps or lambdas) or ctx.function is None or _under_unknown_constant_branch(node, ctx):
             return
@@ -765,7 +765,6 @@ def _is_function_object(e: ast.expr, ctx: Context) -> bool:
     return False
 
 
-_COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
 
 
 def _under_unknown_constant_branch(node: ast.AST, ctx: Context) -> bool:
