@@ -76,7 +76,7 @@ _LIST: Final = "[]"
 _SELF_ITEM: Final = "self[]"
 
 
-def _number_increment(st: ast.stmt, field: str) -> bool:
+def _number_increment(st: ast.AST, field: str) -> bool:
     """`<obj>.<field> = <obj>.<field> + <number>` (or `-`), `<obj>.<field> += <number>`."""
     if type(st) is ast.AugAssign:
         value: ast.expr = st.value
@@ -2059,7 +2059,7 @@ class Ranks:
                     ok = False  # a computed key or an in-place update: not followed
                     continue
                 stores += 1
-                ok = ok and _number_value(n.value)  # type: ignore[union-attr]
+                ok = ok and _number_value(n.value)  # type: ignore[attr-defined]
         ok = ok and stores > 0
         self.ctx.cache[ck] = ok
         return ok
