@@ -890,7 +890,11 @@ def _unknown_trip_count(it: ast.expr, ctx: Context, a: Analyzer) -> bool:
         )
     if isinstance(it, ast.Name) and it.id in _dynamic_len_params(ctx):
         return True
-    return dynamic_shape(it, ctx) or _unstacked_declared_dynamic(it, ctx) or iterated_declared_dynamic(it, ctx)
+    return (
+        dynamic_shape(it, ctx)
+        or _unstacked_declared_dynamic(it, ctx, mutable=True)
+        or iterated_declared_dynamic(it, ctx, loop=True)
+    )
 
 
 def _fallback_size_read(e: ast.expr, ctx: Context) -> bool:
@@ -921,7 +925,7 @@ def _kept_declared_dynamic_read(e: ast.expr, ctx: Context) -> bool:
     given to a helper, an `@ms.jit` function or a sub-cell, `x = x * 2` first), read in
     any branch. The loop runs no turn while compiling, as over the input itself (measured,
     difftest v6 seed 12000684, written/lax probes `fix36b_dr_*`)."""
-    if not ctx.mentions("set_inputs") or ctx.function is None:
+    if not run_time_sizes(ctx) or ctx.function is None:
         return False
     read = size_read(e)
     if read is None:
@@ -930,21 +934,27 @@ def _kept_declared_dynamic_read(e: ast.expr, ctx: Context) -> bool:
     return declared_dynamic_size(t, dim if isinstance(dim, int) else None, ctx.function, ctx)
 
 
-def iterated_declared_dynamic(it: ast.expr, ctx: Context, comprehension: bool = False, func: ast.AST | None = None) -> bool:
+def iterated_declared_dynamic(
+    it: ast.expr, ctx: Context, comprehension: bool = False, func: ast.AST | None = None, loop: bool = False
+) -> bool:
     """An input of `construct` (or a method's parameter every call gives one) whose first
     dimension the file declares unknown (`net.set_inputs(Tensor(shape=[None, 3]))`),
     iterated directly (`for r in x`, `for i, r in enumerate(x)`). Measured (written/lax
     probes `genfresh34_dy_*`, difftest v6 seed 12000528): unrolled with no iterations as
     `range(x.shape[0])` is, at both levels: stacking what it appended fails ("For 'Stack',
     the 'len of input_x' must be int and must >= 1, but got '0'"), so do `outs[0]` and
-    `max(outs)`; accumulating a tensor over it compiles (`dy_for_acc`)."""
+    `max(outs)`; accumulating a tensor over it compiles (`dy_for_acc`). `loop`: `it` is the
+    iterable of a `for` statement (MS152), which over a size of an `ms.mutable` int is of
+    run-time length too."""
     if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" and len(it.args) == 1:
         it = it.args[0]
     if not ctx.mentions("set_inputs"):
         # a comprehension over `x[:n]` of an `ms.mutable` int is one of run-time length too
-        # (written/lax probes `genfresh42_sl_*`); a `for` statement over it is not measured
+        # (written/lax probes `genfresh42_sl_*`), and so is a `for` statement over it or over
+        # `ops.tile(x[:1], (n, 1))` (probes `fix43b_st_*`: appending rows then `ops.stack`
+        # fails, "got '0'"; accumulating a tensor compiles; difftest v6 seed 12001214)
         func = func if func is not None else ctx.function
-        return comprehension and func is not None and ctx.mentions("mutable") and declared_dynamic_size(it, None, func, ctx, comprehension=True)
+        return (comprehension or loop) and func is not None and ctx.mentions("mutable") and declared_dynamic_size(it, None, func, ctx, comprehension=True)
     if isinstance(it, ast.Name):
         # any dimension: iterating `[2, None]` is of dynamic length too (probes
         # genfresh34_dy_for_stack_col, fix35b_dy_col_*: "got '0'", "empty sequence", "'TensorType'")
@@ -961,7 +971,7 @@ def iterated_declared_dynamic(it: ast.expr, ctx: Context, comprehension: bool = 
     return func is not None and declared_dynamic_size(it, None, func, ctx, comprehension=comprehension)
 
 
-def _unstacked_declared_dynamic(it: ast.expr, ctx: Context) -> bool:
+def _unstacked_declared_dynamic(it: ast.expr, ctx: Context, mutable: bool = False) -> bool:
     """`ops.unstack(x)` / `ops.unstack(x, 0)` of a `construct` input whose first dimension
     the file declares unknown (`net.set_inputs(Tensor(shape=[None, ...]))`). Measured (written/
     heldout29b cases `dyn_set_inputs_python_loop_over_batch`, `r2_dyn_set_inputs_unstack_batch`,
@@ -981,8 +991,11 @@ def _unstacked_declared_dynamic(it: ast.expr, ctx: Context) -> bool:
         return True
     # a tensor computed from such an input that keeps the unknown first dimension (`y = x *
     # 2`, `x = self.stage0(x)` through a method or a sub-cell, `mint.split` / `mint.cat` under
-    # a tensor `if`): measured, written/lax probes `genfresh39_us_*`, difftest v6 seed 12001518
-    return ctx.function is not None and ctx.mentions("set_inputs") and declared_dynamic_size(it.args[0], 0, ctx.function, ctx)
+    # a tensor `if`): measured, written/lax probes `genfresh39_us_*`, difftest v6 seed 12001518;
+    # `mutable` (a `for` over it): or one an `ms.mutable` int sizes (`ops.tile(x[:1], (n, 1))`,
+    # probe `fix43b_st_tile_unstack`)
+    sized = ctx.mentions("set_inputs") or (mutable and ctx.mentions("mutable"))
+    return ctx.function is not None and sized and declared_dynamic_size(it.args[0], 0, ctx.function, ctx)
 
 
 def _dynamic_len_params(ctx: Context) -> frozenset[str]:

@@ -1487,6 +1487,38 @@ def _indexed_by_number(e: ast.Subscript, func: ast.AST, ctx: Context) -> bool:
     return kind is Kind.CONST or (kind is Kind.TENSOR and a.kind(e.slice, func) is not Kind.TENSOR)
 
 
+def _self_item_stored(e: ast.Subscript, func: ast.AST, ctx: Context) -> ast.expr | None:
+    """The value a store `self.<d>[<key>] = v` of `func` gives the read `e` of
+    `self.<d>[<key>]` (a constant key), when it reaches the read in its block
+    (`reaching_store`): the dict keeps what was stored, so a JIT Fallback value stays one
+    (measured, written/lax probes `fix43b_pc_*`: after `x = clip(x)` of a module-level
+    `functools.partial`, `self.cache['last'] = x; x = self.cache['last']` then a `for` over
+    `ops.unstack(x, 0)` appending rows and `ops.stack` fails under LAX, "got '0'", also in a
+    sub-cell; storing a graph tensor there compiles, probes `fix43b_ca_*`; difftest v6 seed
+    12001227). None when no such store reaches it."""
+    d = e.value
+    if not (type(d) is ast.Attribute and type(d.value) is ast.Name and d.value.id == "self" and type(e.slice) is ast.Constant):
+        return None
+    key = e.slice.value
+    stores = [
+        st
+        for st in own_nodes(func)
+        if type(st) is ast.Assign
+        and len(st.targets) == 1
+        and type(t := st.targets[0]) is ast.Subscript
+        and type(t.value) is ast.Attribute
+        and t.value.attr == d.attr
+        and type(t.value.value) is ast.Name
+        and t.value.value.id == "self"
+        and type(t.slice) is ast.Constant
+        and t.slice.value == key
+    ]
+    if not stores:
+        return None
+    reach = reaching_store(e, func, stores, ctx)  # type: ignore[arg-type]
+    return reach.value if type(reach) is ast.Assign else None
+
+
 def has_fallback(ctx: Context) -> bool:
     """Does compiled LAX code of this file make any run-time fallback call (else no value is
     opaque and the rule has nothing to follow)?"""
@@ -1733,6 +1765,9 @@ class OpaqueValues:
                 item = self._call_item(e.value, e.slice.value, func, env, depth)
                 if item is not None:
                     return item
+            item_stored = _self_item_stored(e, func, self.ctx)
+            if item_stored is not None and self.value(item_stored, func, env, depth + 1):
+                return True
             if self.value(e.value, func, env, depth):
                 return True
             if (
@@ -3038,7 +3073,17 @@ class OpaqueValues:
         folded while compiling (written/lax probe `lp_n_loop_over_numpy_const_append_ok`)."""
         if isinstance(e, ast.Name) and e.id in env:
             return True
-        return analyzer(self.ctx).kind(e, func).dynamic
+        a = analyzer(self.ctx)
+        if a.kind(e, func).dynamic:
+            return True
+        # a name bound once to `self.<d>[<key>]` that a store of a run-time value reaches
+        # (written/lax probe `fix43b_pc_cache_other_name_for`: the flow model does not follow
+        # the dict)
+        read = a.single_assignment(e.id, func) if type(e) is ast.Name else e
+        if type(read) is ast.Subscript:
+            stored = _self_item_stored(read, func, self.ctx)
+            return stored is not None and a.kind(stored, func).dynamic
+        return False
 
     def _filled_over_fallback(self, name: ast.Name, func: ast.AST, env: frozenset[str]) -> ast.For | None:
         """The `for` over a JIT Fallback value that alone grows the list `name` (bound to `[]`,

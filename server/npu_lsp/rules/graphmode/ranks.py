@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from npu_lsp.astutil import COMPREHENSION_TYPES
+from npu_lsp.astutil import COMPREHENSION_TYPES, node_key
 from npu_lsp.engine import Context
 from npu_lsp.modes import runs_eagerly
 from npu_lsp.rules.graphmode import abstract as av
@@ -74,6 +74,38 @@ _LIST: Final = "[]"
 #: env keys of the items the run has stored under a constant key into a `self` container
 #: (`self.cache['last'] = x`): "self[]<attr>" + repr(key)
 _SELF_ITEM: Final = "self[]"
+
+
+def _number_increment(st: ast.AST, field: str) -> bool:
+    """`<obj>.<field> = <obj>.<field> + <number>` (or `-`), `<obj>.<field> += <number>`."""
+    if type(st) is ast.AugAssign:
+        value: ast.expr = st.value
+        ok = type(st.op) in (ast.Add, ast.Sub) and type(st.target) is ast.Attribute
+    elif type(st) is ast.Assign and len(st.targets) == 1 and type(st.value) is ast.BinOp:
+        t, b = st.targets[0], st.value
+        ok = (
+            type(b.op) in (ast.Add, ast.Sub)
+            and type(t) is ast.Attribute
+            and type(b.left) is ast.Attribute
+            and b.left.attr == field
+            and node_key(b.left.value) == node_key(t.value)
+        )
+        value = b.right
+    else:
+        return False
+    return ok and type(value) is ast.Constant and type(value.value) in (int, float)
+
+
+def _number_value(v: ast.expr) -> bool:
+    """`t.item()`, `float(...)` / `int(...)` or a number literal: a Python number."""
+    if type(v) is ast.Constant:
+        return type(v.value) in (int, float)
+    if type(v) is not ast.Call or v.keywords:
+        return False
+    f = v.func
+    if type(f) is ast.Attribute:
+        return f.attr == "item" and not v.args
+    return type(f) is ast.Name and f.id in ("float", "int") and len(v.args) == 1
 
 
 def _self_item_key(e: ast.Subscript) -> str | None:
@@ -752,6 +784,7 @@ class Ranks:
         self._started = False
         #: does the file use `functools.partial` (else no call is looked up as one)?
         self._partials = ctx.mentions("partial")
+        self._comp_cells: dict[tuple[int, str], str | None] = {}
 
     # ------------------------------------------------------------------ public
     def value_at(self, e: ast.expr, func: ast.AST, first: bool = False, comprehension: bool = False) -> list[Val]:
@@ -1816,6 +1849,9 @@ class Ranks:
             return False
         inside = 0
         for st in stores:
+            target = st.target if type(st) is ast.AugAssign else st.targets[0] if type(st) is ast.Assign and len(st.targets) == 1 else None
+            if type(target) is ast.Attribute and target.attr != holder and _number_increment(st, target.attr):
+                continue  # `self.tracker.n = self.tracker.n + 1`: a store into the object, not of the holder
             if type(st) is not ast.Assign or len(st.targets) != 1 or not _self_attr(st.targets[0]):
                 return False
             inside += cls.lineno <= st.lineno <= (cls.end_lineno or cls.lineno)
@@ -1865,13 +1901,21 @@ class Ranks:
 
     def _number_only_field(self, c: ast.ClassDef, field: str) -> bool:
         """Does `c.__init__` set `self.<field>` to a number literal, the file's only store of
-        an attribute of that name?"""
+        an attribute of that name but increments by a number literal (`self.tracker.n =
+        self.tracker.n + 1` in a sub-cell sharing the object: measured, written/lax probes
+        `fix43b_tr_*`, `x + self.tracker.n * 0` then keeps `x`'s shape; difftest v6 seed
+        12001540)?"""
         stores = instances(self.ctx).attr_stores(field)
-        if stores is None or len(stores) != 1:
+        if not stores:
             return False
-        st = stores[0]
         init = next((i for i in c.body if type(i) is ast.FunctionDef and i.name == "__init__"), None)
-        if init is None or st not in init.body or type(st) is not ast.Assign or len(st.targets) != 1:
+        if init is None:
+            return False
+        own = [st for st in stores if st in init.body]
+        if len(own) != 1 or not all(_number_increment(st, field) for st in stores if st is not own[0]):
+            return False
+        st = own[0]
+        if type(st) is not ast.Assign or len(st.targets) != 1:
             return False
         t, v = st.targets[0], st.value
         if not (type(t) is ast.Attribute and _self_attr(t)):
@@ -1981,8 +2025,44 @@ class Ranks:
         if len(held) != 1:
             return False
         first = held[0]
+        if type(first) is ast.Dict and not first.keys and cls is not None:
+            return self._number_stored(cls, e.value.attr, key.value)  # type: ignore[attr-defined]
         displays = [first] if isinstance(first, ast.Dict) else self._given_displays(first, cls) if first is not None else []
         return bool(displays) and all(_number_entry(d, key.value) for d in displays)
+
+    def _number_stored(self, cls: ast.ClassDef, attr: str, key: str) -> bool:
+        """Does every store under `key` into `self.<attr>` (a dict `__init__` makes empty) in
+        the class's methods give a number (`t.item()`, `float(...)`, `int(...)`, a number
+        literal), with no other way to change the dict (`.update`, `.setdefault`)? An item
+        read back is then a Python number (measured, written/lax probes `fix43b_sm_stats_*`:
+        `if 'mean' in self.stats: x = x - self.stats['mean'] * 0` then `self.stats['mean'] =
+        x.mean().item()` keeps `x`'s shape, `int(x.argmax())` of a `(2, 3)` `x` fails; difftest
+        v6 seed 12001773)."""
+        ck = ("ranks-number-store", id(cls), attr, key)
+        hit = self.ctx.cache.get(ck)
+        if isinstance(hit, bool):
+            return hit
+        stores = 0
+        ok = True
+        for method in cls.body:
+            if type(method) is not ast.FunctionDef or method.name == "__init__":
+                continue
+            for n in ast.walk(method):
+                if type(n) is ast.Call and type(n.func) is ast.Attribute and _self_attr(n.func.value) and n.func.value.attr == attr:  # type: ignore[attr-defined]
+                    ok = False
+                target = n.targets[0] if type(n) is ast.Assign and len(n.targets) == 1 else None
+                if type(n) is ast.AugAssign:
+                    target = n.target
+                if not (type(target) is ast.Subscript and _self_attr(target.value) and target.value.attr == attr):  # type: ignore[attr-defined]
+                    continue
+                if type(n) is ast.AugAssign or not (type(target.slice) is ast.Constant and target.slice.value == key):
+                    ok = False  # a computed key or an in-place update: not followed
+                    continue
+                stores += 1
+                ok = ok and _number_value(n.value)  # type: ignore[attr-defined]
+        ok = ok and stores > 0
+        self.ctx.cache[ck] = ok
+        return ok
 
     def _given_displays(self, v: ast.expr, cls: ast.ClassDef | None) -> list[ast.Dict]:
         """The dict displays every `Cls(...)` call of the file gives `__init__`'s parameter
@@ -2293,6 +2373,12 @@ class Ranks:
                     pair, it = f.attr == "items", f.value
                 elif isinstance(f, ast.Name) and f.id == "enumerate" and len(it.args) == 1:
                     pair, it = True, it.args[0]
+                elif isinstance(f, ast.Name) and f.id == "zip" and isinstance(target, ast.Tuple) and len(target.elts) == len(it.args):
+                    # `for blk, (a, s) in zip(self.blocks, ROWS):` (difftest v6 seed 12002033)
+                    at = next((i for i, t in enumerate(target.elts) if isinstance(t, ast.Name) and t.id == name), None)
+                    if at is None:
+                        continue
+                    it, target = it.args[at], target.elts[at]
                 else:
                     continue
             if pair:
@@ -2301,7 +2387,79 @@ class Ranks:
                 target = target.elts[1]
             if isinstance(target, ast.Name) and target.id == name and isinstance(it, ast.Attribute) and _self_attr(it):
                 return it.attr
-        return None
+        # maybe the variable of a comprehension over the cells (`outs = [blk(x) for blk in
+        # self.blocks]`, difftest v6 seeds 12001773, 12002033)
+        return self._cell_comprehension_attr(name, func)
+
+    def _cell_comprehension_attr(self, name: str, func: ast.AST) -> str | None:
+        """`attr` when every comprehension of `func` whose variable is `name` iterates the
+        cells of `self.<attr>` itself (`[blk(x) for blk in self.blocks]`): a call of `name`
+        there gives what every cell gives, as in a `for` over them (`_cell_loop_attr`)."""
+        key = (id(func), name)
+        if key not in self._comp_cells:
+            self._comp_cells[key] = self._find_cell_comprehension_attr(name, func)
+        return self._comp_cells[key]
+
+    @staticmethod
+    def _find_cell_comprehension_attr(name: str, func: ast.AST) -> str | None:
+        found: set[str] = set()
+        for n in _own_nodes(func):
+            if type(n) is ast.For and any(type(x) is ast.Name and x.id == name for x in ast.walk(n.target)):
+                return None  # a `for` statement binds it too
+            if type(n) is not ast.comprehension:
+                continue
+            t = n.target
+            if type(t) is ast.Name and t.id == name:
+                it = n.iter
+                if not (type(it) is ast.Attribute and _self_attr(it)):
+                    return None
+                found.add(it.attr)
+            elif any(type(x) is ast.Name and x.id == name for x in ast.walk(t)):
+                return None
+        return found.pop() if len(found) == 1 else None
+
+    def _lax_mutable_probe(self) -> bool:
+        """Is this a probe run of a file whose run-time sizes come from an `ms.mutable` int
+        (no `set_inputs`), checked under LAX? There MindSpore compiles a returned comprehension
+        over the rows of `x[:n]` after arithmetic with a number (written/lax probes
+        `fix43b_dv_*`, `fix43b_sb_*`: `x / 2`, `x * 0.5`, `sum(outs) / len(outs)` of cell
+        outputs compile, STRICT aborts), yet fails after a cell or op call (`fix43b_sb_first_*`,
+        `_block_*`); the boundary is not found, so the new list paths (`sum` of a named list,
+        a comprehension over cells) carry no size there."""
+        return (
+            self.probe is not None
+            and self.ctx.scope is not None
+            and self.ctx.scope.level == "lax"
+            and not self.ctx.mentions("set_inputs")
+        )
+
+    def _cell_count(self, attr: str, func: ast.AST) -> int | None:
+        """How many cells `self.<attr>` holds: an `nn.CellList` / `nn.SequentialCell` built in
+        `__init__` from a list display, or from a comprehension over a module-level constant
+        list or tuple display (`[Block(a, s) for a, s in ROWS]`)."""
+        a = analyzer(self.ctx)
+        cls = a.owner_class(func)
+        held = a.self_values(cls).get(attr, []) if cls is not None else []
+        if len(held) != 1 or type(held[0]) is not ast.Call:
+            return None
+        built = held[0]
+        if len(built.args) != 1 or built.keywords or (self.ctx.qualname(built.func) or "") not in _CELL_CONTAINERS[:2]:
+            return None
+        display = built.args[0]
+        if type(display) in (ast.List, ast.Tuple):
+            elts = display.elts  # type: ignore[attr-defined]
+            return None if any(type(x) is ast.Starred for x in elts) else len(elts)
+        if type(display) is not ast.ListComp or len(display.generators) != 1:
+            return None
+        gen = display.generators[0]
+        if gen.ifs or type(gen.iter) is not ast.Name:
+            return None
+        from npu_lsp.rules.graphmode.host_list_iterated import module_constant
+
+        rows = module_constant(gen.iter.id, self.ctx)
+        if type(rows) not in (ast.List, ast.Tuple) or any(type(x) is ast.Starred for x in rows.elts):  # type: ignore[union-attr]
+            return None
+        return len(rows.elts)  # type: ignore[union-attr]
 
     def _transform_call(self, e: ast.Call, q: str, env: Env, func: ast.AST, depth: int) -> Val:
         """Calls whose result shape follows from their arguments' (None: not one of them):
@@ -2610,6 +2768,35 @@ class Ranks:
             return None
         return Items((src[:axis] + src[axis + 1 :],) * n)
 
+    def _tiled(self, e: ast.Call, env: Env, func: ast.AST, depth: int) -> Val:
+        """`ops.tile(t, (n, 1))` / `t.tile((n, 1))` in a probe run of `declared_dynamic_size`:
+        each dimension of `t` (padded with 1s on the left to the multiples' length) times its
+        multiple; a multiple that is an `ms.mutable` int of the entry call (`RUN_TIME_INT`)
+        gives the run's probe size, a size known only at run time (measured, written/lax
+        probes `fix43b_st_*`: a `for` over `ops.tile(x[:1], (n, 1))`, its `ops.unstack` or
+        `range(.shape[0])` appending rows then `ops.stack` fails, "For 'Stack', the 'len of
+        input_x' must be int and must >= 1, but got '0'", as over `x[:n]`; with `(2, 1)` it
+        compiles; difftest v6 seed 12001214). Only probe runs model it: outside them a
+        constant tile would give new known shapes to every rule, which was not measured."""
+        method = type(e.func) is ast.Attribute and e.func.attr == "tile" and self.ctx.qualname(e.func) is None
+        if e.keywords or len(e.args) != (1 if method else 2):
+            return None
+        src = self.ev(e.func.value if method else e.args[0], env, func, depth)  # type: ignore[attr-defined]
+        reps = e.args[-1]
+        if not isinstance(src, tuple) or type(reps) is not ast.Tuple or any(type(r) is ast.Starred for r in reps.elts):
+            return None
+        mults: list[Val] = [self.ev(r, env, func, depth) for r in reps.elts]
+        if len(mults) < len(src):
+            mults = [*(1,) * (len(src) - len(mults)), *mults]
+        dims = (1,) * (len(mults) - len(src)) + src
+        out: list[int | None] = []
+        for d, m in zip(dims, mults, strict=True):
+            if m == RUN_TIME_INT:
+                out.append(self.probe)
+            else:
+                out.append(d * m if type(d) is int and type(m) is int else None)
+        return tuple(out)
+
     def _topk(self, e: ast.Call, env: Env, func: ast.AST, depth: int) -> Val:
         """`ops.topk(x, k)` of a tensor of known shape: `(values, indices)`, both `x`'s shape
         with its last axis `k` (measured, written/lax probes `genfresh36_tk_*`: of a `(2, 3)`
@@ -2669,6 +2856,13 @@ class Ranks:
                 inner = self._items(bound, env, func, depth + 1)  # type: ignore[arg-type]
                 if inner is not None:
                     return [self.ev(seq.elt, {**env, gen.target.id: v}, func, depth) for v in inner]
+        if type(it) is ast.Attribute and _self_attr(it):
+            # over the cells of `self.<attr>` (`[blk(x) for blk in self.blocks]`): one pass a
+            # cell, each call what every cell gives (`_cell_comprehension_attr`)
+            count = self._cell_count(it.attr, func) if not self._lax_mutable_probe() else None
+            if count is None or not 0 < count <= _UNROLL or self._cell_comprehension_attr(gen.target.id, func) != it.attr:
+                return None
+            return [self.ev(seq.elt, env, func, depth)] * count
         if not isinstance(it, ast.Call):
             # over a tensor: one pass per row, each row the shape without the first axis
             src = self.ev(it, env, func, depth)
@@ -2740,8 +2934,13 @@ class Ranks:
         if name == "abs":
             return got[0] if len(got) == 1 and (is_tensor(got[0]) or _num(got[0])) else None
         if name == "sum":
-            if len(got) == 1 and isinstance(e.args[0], (ast.ListComp, ast.GeneratorExp)):
-                # `sum(r.sum() for r in x)` unrolled: `0 + t0 + t1 + ...` of tensors of known shapes
+            if len(got) == 1 and (
+                isinstance(e.args[0], (ast.ListComp, ast.GeneratorExp))
+                or (type(e.args[0]) is ast.Name and not self._lax_mutable_probe())
+            ):
+                # `sum(r.sum() for r in x)` unrolled: `0 + t0 + t1 + ...` of tensors of known shapes;
+                # of a name, the list a display or comprehension bound it to (`outs = [blk(x)
+                # for blk in self.blocks]` then `sum(outs) / len(outs)`: v6 seeds 12001773, 12002033)
                 items = self._items(e.args[0], env, func, depth)
                 if items and all(isinstance(v, tuple) for v in items):
                     out: Val = items[0]
@@ -3004,6 +3203,8 @@ class Ranks:
             return self._unstacked(e, env, func, depth)
         if q == "mindspore.ops.topk" and e.args:
             return self._topk(e, env, func, depth)
+        if self.probe is not None and (q == "mindspore.ops.tile" or (not q and type(f) is ast.Attribute and f.attr == "tile")):
+            return self._tiled(e, env, func, depth)
         if q == "mindspore.ops.size" and len(e.args) == 1 and not e.keywords:
             # the element count (the `Size` primitive): a scalar whatever the input's shape,
             # also a run-time one (`ops.size(x.masked_select(m))`)
@@ -3034,6 +3235,10 @@ class Ranks:
                 # `ops.zeros((1, x.shape[-1]), ms.float32)`: the rank of a shape display, its
                 # dims where they are known in the graph
                 dims = [self.ev(d, env, func, depth) for d in shape.elts]
+                if self.probe is not None:
+                    # `ops.zeros((n, 3))` of an `ms.mutable` int: a run-time size (probe
+                    # `fix43b_st_zeros_for`, as `x[:n]`)
+                    dims = [self.probe if d == RUN_TIME_INT else d for d in dims]
                 return tuple(d if type(d) is int else None for d in dims)
             if got is None and q in TENSOR_MAKERS and e.args and self._static(e.args[0], func, 0):
                 # `ms.Tensor(x.shape[-1], ms.float32)`: a number the graph knows while
