@@ -933,7 +933,10 @@ class Analyzer:
                         for block in blocks:
                             extend(getattr(node, block))
                     continue
-                for target, v in _paired_targets(targets, value):
+                # (the common `self.x = v` without building pairs: every `__init__` store comes here)
+                t0 = type(targets[0])
+                pairs = ((targets[0], value),) if len(targets) == 1 and t0 is not ast.Tuple and t0 is not ast.List else _paired_targets(targets, value)
+                for target, v in pairs:
                     if type(target) is attr_t and type(target.value) is name_t and target.value.id == "self":
                         got = out.get(target.attr)
                         if got is None:
