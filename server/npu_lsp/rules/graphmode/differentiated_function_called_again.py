@@ -128,14 +128,13 @@ class DifferentiatedFunctionCalledAgain(GraphRule):
         if isinstance(f, ast.Name) and f.id not in _BUILDERS:
             # `grad_fn(x, y)` of a module-level `grad_fn = ms.value_and_grad(loss_fn, ...)`
             info = ctx.scopes.info
-            built = info.instances.get(f.id)
-            if built and built.split(".")[0] == "mindspore" and built.rsplit(".", 1)[-1] in _OPERATIONS:
-                # `grad_x(net)` of a module-level `grad_x = ops.GradOperation()`: the operation's
-                # path below (measured, written/heldout43b `pinn_train_step_jit_input_grad_clean`)
-                pass
-            elif not built or built.split(".")[0] != "mindspore" or built.rsplit(".", 1)[-1] not in _BUILDERS:
-                return self._through_wrapper(node, func, ctx) if node.args and _wrapper_classes(ctx) else ()
-            else:
+            built = info.instances.get(f.id) or ""
+            maker = built.rsplit(".", 1)[-1] if built.split(".")[0] == "mindspore" else ""
+            # `grad_x(net)` of a module-level `grad_x = ops.GradOperation()` takes the
+            # operation's path below (measured, written/heldout43b `pinn_train_step_jit_input_grad_clean`)
+            if maker not in _OPERATIONS:
+                if maker not in _BUILDERS:
+                    return self._through_wrapper(node, func, ctx) if node.args and _wrapper_classes(ctx) else ()
                 wrapped = info.wraps.get(f.id)
                 if not wrapped or f.id in bound_names(func, ctx):
                     return ()

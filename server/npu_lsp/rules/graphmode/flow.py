@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
-from collections.abc import Callable, Iterator, Mapping, Set
+from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
@@ -933,10 +933,7 @@ class Analyzer:
                         for block in blocks:
                             extend(getattr(node, block))
                     continue
-                # (the common `self.x = v` without building pairs: every `__init__` store comes here)
-                t0 = type(targets[0])
-                pairs = ((targets[0], value),) if len(targets) == 1 and t0 is not ast.Tuple and t0 is not ast.List else _paired_targets(targets, value)
-                for target, v in pairs:
+                for target, v in _paired_targets(targets, value):
                     if type(target) is attr_t and type(target.value) is name_t and target.value.id == "self":
                         got = out.get(target.attr)
                         if got is None:
@@ -4214,11 +4211,14 @@ def _array_dtype(inner: ast.expr, ctx: Context) -> str | None:
     return None
 
 
-def _paired_targets(targets: list[ast.expr], value: ast.expr | None) -> list[tuple[ast.expr, ast.expr | None]]:
+def _paired_targets(targets: list[ast.expr], value: ast.expr | None) -> Sequence[tuple[ast.expr, ast.expr | None]]:
     """Each target of an assignment with the value it gets; an unpacking of a display of the
     same length pairs item by item (`self.lo, self.hi = lo, hi` in `__init__`; written/heldout43d
     case `gumbel_quantizer_temperature_decay_python_attr`: `self.decay` set that way is a
     number as `self.decay = decay` is). Other unpackings are left out, as before."""
+    t0 = type(targets[0])
+    if len(targets) == 1 and t0 is not ast.Tuple and t0 is not ast.List:
+        return ((targets[0], value),)  # the common `self.x = v`: every `__init__` store asks
     out: list[tuple[ast.expr, ast.expr | None]] = []
     for target in targets:
         if type(target) is ast.Tuple or type(target) is ast.List:

@@ -10,7 +10,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule, leaves_loop, terminates
+from npu_lsp.rules.graphmode.helpers import GraphRule, leaves_loop, returns_in, terminates
 from npu_lsp.rules.graphmode.tensor_filtered_comprehension import runtime_scalar_list
 from npu_lsp.rules.graphmode.tensor_names import TENSOR_MAKERS
 
@@ -298,16 +298,10 @@ def _returned_dicts(rule: GraphRule, sub: ast.If, loop: ast.For, ctx: Context) -
 
 def _returned(name: str, func: ast.AST) -> bool:
     """Is `name` returned by `func` (its own `return`s), as it is or in a returned tuple?"""
-    todo: list[ast.AST] = list(getattr(func, "body", []))
-    while todo:
-        n = todo.pop()
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        if isinstance(n, ast.Return) and n.value is not None:
-            vals = n.value.elts if isinstance(n.value, ast.Tuple) else [n.value]
-            if any(isinstance(v, ast.Name) and v.id == name for v in vals):
-                return True
-        todo.extend(ast.iter_child_nodes(n))
+    for r in returns_in(getattr(func, "body", [])):
+        vals = r.value.elts if isinstance(r.value, ast.Tuple) else [r.value]
+        if any(isinstance(v, ast.Name) and v.id == name for v in vals):
+            return True
     return False
 
 
@@ -318,9 +312,7 @@ def _is_dict(e: ast.expr, ctx: Context) -> bool:
 
 
 def _is_container(e: ast.expr, ctx: Context) -> bool:
-    if isinstance(e, (ast.Tuple, ast.List, ast.Dict, ast.DictComp)):
-        return True
-    return isinstance(e, ast.Call) and ctx.qualname(e.func) == "builtins.dict"
+    return isinstance(e, (ast.Tuple, ast.List)) or _is_dict(e, ctx)
 
 
 def _bound_before(name: str, loop: ast.For, func: ast.AST) -> bool:

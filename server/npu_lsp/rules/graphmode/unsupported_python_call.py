@@ -18,7 +18,7 @@ from npu_lsp.rules.graphmode import calls_table, constructed
 from npu_lsp.rules.graphmode.abstract_eval import values
 from npu_lsp.rules.graphmode.const_tensor import constant_tensor
 from npu_lsp.rules.graphmode.flow import GROWERS, Kind, analyzer, list_call
-from npu_lsp.rules.graphmode.helpers import GraphRule, bound_names, own_nodes
+from npu_lsp.rules.graphmode.helpers import GraphRule, bound_names, own_nodes, returns_in
 from npu_lsp.rules.graphmode.host_values import scalar_list_item
 from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
 from npu_lsp.rules.graphmode.ranks import multi_element, ranks
@@ -1198,15 +1198,7 @@ def _returned_values(call: ast.Call, ctx: Context) -> list[ast.expr | None]:
     callee = values(ctx).callee(call, ctx.function)
     if callee is None:
         return [None]
-    out: list[ast.expr | None] = []
-    todo: list[ast.AST] = list(callee.body)
-    while todo:
-        n = todo.pop()
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue  # a nested function's `return` is not the callee's
-        if isinstance(n, ast.Return):
-            out.append(n.value)
-        todo.extend(ast.iter_child_nodes(n))
+    out: list[ast.expr | None] = [r.value for r in returns_in(callee.body)]  # (not a nested function's)
     return out or [None]
 
 

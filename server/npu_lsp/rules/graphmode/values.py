@@ -18,9 +18,9 @@ import ast
 import copy
 import operator
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from npu_lsp.astutil import none_compared, range_count, self_attr, store_names
+from npu_lsp.astutil import COMPREHENSION_TYPES, none_compared, range_count, self_attr, store_names
 from npu_lsp.diagnostics import Span
 from npu_lsp.engine import DIAGNOSTIC_FILTERS
 from npu_lsp.scope import ECHOED_KINDS, SITE_READS_PAUSED
@@ -157,7 +157,7 @@ class Instances:
             loops: list[tuple[ast.expr, ast.expr, list[ast.AST]]] = []
             if type(node) is ast.For and any(b is child for b in node.body):
                 loops.append((node.target, node.iter, node.body))  # type: ignore[arg-type]
-            elif type(node) in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
+            elif type(node) in COMPREHENSION_TYPES:
                 gens = node.generators  # type: ignore[attr-defined]
                 loops.extend((g.target, g.iter, []) for g in gens)
                 if any(g.iter is child or g.ifs for g in gens):
@@ -168,7 +168,7 @@ class Instances:
                 values = self._literal_turns(it, node)
                 if values is None or len(values) * len(calls) > 8 or _rebinds(body, target.id):
                     return None
-                calls = [_with_value(c, target.id, v) for c in calls for v in values]
+                calls = [_substituted(c, target.id, v) for c in calls for v in values]
             child, node = node, self.ctx.parent(node)
         return calls
 
@@ -1551,9 +1551,13 @@ def _names_bound(target: ast.expr) -> set[str]:
     return out
 
 
-def _substituted(value: ast.expr, var: str, turn: str | int) -> ast.expr:
-    """A copy of `value` with the loop variable `var` as the constant `turn`, and
-    `getattr(<obj>, var)` as `<obj>.<turn>` (the attribute the turn reads)."""
+_E = TypeVar("_E", bound=ast.expr)
+
+
+def _substituted(value: _E, var: str, turn: str | int | ast.expr) -> _E:
+    """A copy of `value` with the loop variable `var` read as `turn`: the constant `turn`, or
+    a copy of `turn` when it is an expression (a literal: `(3, 6)`, `None`), and with a str
+    turn `getattr(<obj>, var)` as `<obj>.<turn>` (the attribute the turn reads)."""
 
     class _Turn(ast.NodeTransformer):
         def visit_Call(self, node: ast.Call) -> ast.AST:
@@ -1573,27 +1577,16 @@ def _substituted(value: ast.expr, var: str, turn: str | int) -> ast.expr:
 
         def visit_Name(self, node: ast.Name) -> ast.AST:
             if node.id == var and isinstance(node.ctx, ast.Load):
-                return ast.copy_location(ast.Constant(value=turn), node)
+                new = copy.deepcopy(turn) if isinstance(turn, ast.expr) else ast.Constant(value=turn)
+                return ast.copy_location(new, node)
             return node
 
-    return _Turn().visit(copy.deepcopy(value))
+    out: _E = _Turn().visit(copy.deepcopy(value))
+    return out
 
 
 def _rebinds(body: list[ast.AST], name: str) -> bool:
     return any(type(n) is ast.Name and n.id == name and type(n.ctx) is not ast.Load for b in body for n in ast.walk(b))
-
-
-def _with_value(call: ast.Call, var: str, value: ast.expr) -> ast.Call:
-    """A copy of `call` with the loop variable `var` read as `value` (a literal)."""
-
-    class _Turn(ast.NodeTransformer):
-        def visit_Name(self, node: ast.Name) -> ast.AST:
-            if node.id == var and type(node.ctx) is ast.Load:
-                return ast.copy_location(copy.deepcopy(value), node)
-            return node
-
-    out: ast.Call = _Turn().visit(copy.deepcopy(call))
-    return out
 
 
 def _stores_other(st: ast.AST, attr: str) -> bool:
